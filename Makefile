@@ -1,0 +1,34 @@
+# The two commands of the README:
+#   make serve   set up, build, make the example models, start the server on them
+#   make test    set up, build, make the test models, run every test
+# Everything else here is a step of those two.
+
+BUILD ?= build
+PYTHON ?= /usr/bin/python3
+STORE ?= examples/model-store
+CMAKE_FLAGS ?=
+
+.PHONY: all setup build models serve test unit e2e clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD)
+
+models: setup
+	$(PYTHON) tools/make_models.py --store $(STORE)
+
+serve: build models
+	$(BUILD)/inferd serve --model-store $(STORE)
+
+test: build models
+	cd $(BUILD) && ctest --output-on-failure
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building, the examples and the tests need.
+# Idempotent: does nothing when they are all present; runs `apt-get update` once
+# before the first install.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build ccache g++ pkg-config
+  libtorch-dev libopenblas0-openmp
+  libhwloc-dev hwloc
+  libboost-dev libsimdjson-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
+  libopencv-imgcodecs-dev libopencv-imgproc-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  python3-torch python3-torchvision python3-sklearn python3-numpy python3-pil python3-pytest
+  wrk
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

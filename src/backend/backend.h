@@ -1,0 +1,53 @@
+// The backend interface: the one narrow boundary between the server core and a
+// model runtime. The core never sees a framework type, only inferd::Tensor.
+//
+// Contract:
+//  - Backend::Load is called once per model version, from a loader thread; it
+//    may block (reads files, compiles). The returned Model is shared by every
+//    executor that runs this version: one copy of the weights.
+//  - Model::Execute MAY be called concurrently from several executor threads on
+//    the same Model (one call per executor at a time). Implementations must be
+//    safe for that; torch's frozen modules are.
+//  - Execute receives batched inputs in the order of ModelConfig::inputs (each
+//    with the batch dim first when max_batch_size > 1... and also when 1: the
+//    scheduler always adds the batch dim) and returns outputs named by
+//    ModelConfig::outputs (or output0, output1, ... when the config lists none),
+//    each with the batch dim first.
+//  - Exceptions never cross this boundary: failures come back as a Status with a
+//    message a user can act on (kInternal for a model that throws).
+//  - InitExecutorThread is called once on each executor thread before its first
+//    Execute, with the cores that thread's intra-op pool must use.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/tensor.h"
+#include "config/model_config.h"
+
+namespace inferd::backend {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) = 0;
+};
+
+struct LoadOptions {
+  std::string model_path;  // DIR/<model>/<version>/model.pt
+  config::ModelConfig config;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) = 0;
+  // Sets up the calling thread's intra-op pool: exactly cores.size() threads,
+  // member i pinned to cores[i] (no pinning when cores is empty; then
+  // `num_threads` threads). Idempotent per thread.
+  virtual void InitExecutorThread(const std::vector<int>& cores, int num_threads) = 0;
+};
+
+}  // namespace inferd::backend

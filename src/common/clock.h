@@ -1,0 +1,20 @@
+// Clock: steady time, injectable so that tests of deadlines and batching need
+// no sleeps. Implementations must be safe to call from any thread.
+#pragma once
+
+#include <chrono>
+
+namespace inferd {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+using Duration = std::chrono::steady_clock::duration;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+  // The process-wide real clock.
+  static Clock* Real();
+};
+
+}  // namespace inferd

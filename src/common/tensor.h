@@ -1,0 +1,80 @@
+// Tensor: a dtype, a shape and bytes, owned or borrowed, with no framework type.
+//
+// The server core and the front ends see only this type; backend/torch/ converts
+// it to and from torch::Tensor. Data is contiguous, row-major. A Tensor is a
+// cheap handle: copies share the same bytes (the owner is ref-counted), so a
+// tensor may borrow the request body it was parsed from without copying.
+// BYTES tensors hold their elements in the KServe v2 binary form: each element
+// is a 4-byte little-endian length followed by that many bytes.
+// Thread-safety: const methods may be called concurrently; writing the bytes
+// while another thread reads them is the caller's race.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace inferd {
+
+enum class DataType {
+  kBool, kUint8, kInt8, kInt16, kInt32, kInt64, kFp16, kBf16, kFp32, kFp64, kBytes,
+};
+
+// KServe v2 names: "BOOL", "UINT8", ..., "FP32", "BYTES".
+std::string_view DataTypeName(DataType dtype);
+std::optional<DataType> ParseDataType(std::string_view name);
+// Bytes per element; 0 for BYTES (variable).
+size_t DataTypeSize(DataType dtype);
+
+using Shape = std::vector<int64_t>;
+
+std::string ShapeToString(const Shape& shape);  // "[1,3,224,224]"
+// Product of dims; -1 if any dim is negative.
+int64_t NumElements(const Shape& shape);
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // A zero-filled tensor that owns its bytes.
+  static Tensor Allocate(DataType dtype, Shape shape);
+  // Owns `bytes` (moved in). For BYTES, `bytes` is the v2 serialized form.
+  static Tensor FromBytes(DataType dtype, Shape shape, std::vector<std::byte> bytes);
+  // Borrows `size` bytes at `data`, kept alive by `owner`.
+  static Tensor Borrow(DataType dtype, Shape shape, std::shared_ptr<const void> owner,
+                       const void* data, size_t size);
+
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t num_elements() const { return NumElements(shape_); }
+  size_t byte_size() const { return size_; }
+  const std::byte* data() const { return data_; }
+  // Only for tensors made by Allocate/FromBytes, before they are shared.
+  std::byte* mutable_data() { return const_cast<std::byte*>(data_); }
+
+  template <typename T>
+  const T* data_as() const { return reinterpret_cast<const T*>(data_); }
+  template <typename T>
+  T* mutable_data_as() { return reinterpret_cast<T*>(mutable_data()); }
+
+  // The same bytes under another shape with the same element count.
+  Tensor Reshaped(Shape shape) const;
+
+ private:
+  DataType dtype_ = DataType::kFp32;
+  Shape shape_;
+  std::shared_ptr<const void> owner_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+}  // namespace inferd

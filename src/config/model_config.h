@@ -1,0 +1,86 @@
+// ModelConfig: one model's config.yaml, parsed and validated, with defaults.
+//
+// Parse errors name the file, the key and what was expected, e.g.
+// "models/resnet/config.yaml: max_batch_size: expected an integer >= 1, got 'x'".
+// Plain data; safe to copy and to read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/tensor.h"
+
+namespace inferd::config {
+
+struct TensorSpec {
+  std::string name;
+  DataType dtype = DataType::kFp32;
+  Shape dims;                       // per item, without the batch dim; -1 = variable
+  std::optional<double> pad_value;  // lets requests whose variable dims differ share a batch
+};
+
+struct DynamicBatchingConfig {
+  int64_t max_queue_delay_us = 0;          // how long a batch may wait for more requests
+  std::vector<int> preferred_batch_sizes;  // sizes worth waiting for
+};
+
+struct InstancesConfig {
+  bool automatic = true;  // `instances: auto`: the core plan picks count and threads
+  int count = 0;          // with automatic=false: executors this model may use at once
+  int threads = 0;        // with automatic=false: intra-op threads per executor (cores per group)
+};
+
+// `preprocess:`: turns raw request bytes (an image, text) into input tensors.
+struct PreprocessConfig {
+  std::string kind;  // "" (none) | image | text
+  // image
+  int resize = 0;       // shorter side, 0 = no resize
+  int center_crop = 0;  // square crop, 0 = none
+  int width = 0, height = 0;  // exact resize to width x height when both set (before crop)
+  std::vector<float> mean, std;  // per channel, applied after scaling to [0,1]
+  std::string color = "rgb";     // rgb | grayscale
+  bool invert = false;           // 255 - pixel, e.g. white-on-black digits
+  float scale = 1.0f / 255.0f;   // pixel multiplier before mean/std
+  int64_t max_pixels = 64LL * 1000 * 1000;
+  // text
+  std::string tokenizer;     // wordpiece | sentencepiece
+  std::string vocab;         // vocab.txt or .model, relative to the model dir
+  bool lowercase = true;
+  bool strip_accents = true;
+  int max_length = 128;
+};
+
+// `postprocess:`: turns output tensors into the answer.
+struct PostprocessConfig {
+  std::string kind;     // "" (raw tensors) | topk | argmax | softmax | sigmoid
+  int k = 5;
+  std::string labels;   // labels file, one per line, relative to the model dir
+  float threshold = 0.5f;  // sigmoid multi-label cut-off
+  bool apply_softmax = true;  // topk: softmax the logits first
+};
+
+struct ModelConfig {
+  std::string name;                   // the model's folder name
+  std::string backend = "torchscript";
+  int max_batch_size = 1;             // 1 = no batching; inputs then have no batch dim added
+  DynamicBatchingConfig dynamic_batching;
+  int max_queue_size = 128;           // a full queue answers 429
+  int64_t request_timeout_ms = 5000;  // a request still queued past this answers 504
+  InstancesConfig instances;
+  std::string precision = "fp32";     // fp32 | bf16
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;    // empty: named output0, output1, ... from the model
+  PreprocessConfig preprocess;
+  PostprocessConfig postprocess;
+};
+
+// Parses config.yaml text. `file` is used in messages only; `name` is the model's name.
+StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::string& file,
+                                       const std::string& name);
+// Reads and parses a file.
+StatusOr<ModelConfig> LoadModelConfig(const std::string& path, const std::string& name);
+
+}  // namespace inferd::config

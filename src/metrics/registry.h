@@ -1,0 +1,81 @@
+// Registry: counters, gauges and histograms with labels, rendered in the
+// Prometheus text exposition format (version 0.0.4).
+//
+// Get* returns a reference that stays valid for the registry's lifetime; look a
+// series up once and keep the reference on hot paths. Updates are lock-free
+// (atomics); Get* and Render take a mutex. All methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace inferd::metrics {
+
+using Labels = std::map<std::string, std::string>;
+
+class Counter {
+ public:
+  void Increment(double v = 1);
+  double value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<double> value_{0};
+};
+
+class Gauge {
+ public:
+  void Set(double v) { value_.store(v, std::memory_order_relaxed); }
+  void Add(double v);
+  double value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<double> value_{0};
+};
+
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> upper_bounds);
+  void Observe(double v);
+  const std::vector<double>& upper_bounds() const { return bounds_; }
+  // Cumulative counts per bound, then +Inf; sum; count.
+  std::vector<uint64_t> CumulativeCounts() const;
+  double sum() const { return sum_.load(std::memory_order_relaxed); }
+  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  std::vector<double> bounds_;
+  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;  // one per bound, plus +Inf
+  std::atomic<double> sum_{0};
+  std::atomic<uint64_t> count_{0};
+};
+
+// Latency buckets in seconds, 50 us .. 60 s.
+std::vector<double> LatencyBuckets();
+// Batch size buckets 1, 2, 4, ... 256.
+std::vector<double> BatchSizeBuckets();
+
+class Registry {
+ public:
+  Counter& GetCounter(const std::string& name, const std::string& help, const Labels& labels = {});
+  Gauge& GetGauge(const std::string& name, const std::string& help, const Labels& labels = {});
+  Histogram& GetHistogram(const std::string& name, const std::string& help, const Labels& labels,
+                          const std::vector<double>& upper_bounds);
+  std::string RenderPrometheus() const;
+
+ private:
+  struct Family {
+    std::string help;
+    std::string type;  // counter | gauge | histogram
+    std::map<Labels, std::unique_ptr<Counter>> counters;
+    std::map<Labels, std::unique_ptr<Gauge>> gauges;
+    std::map<Labels, std::unique_ptr<Histogram>> histograms;
+  };
+  mutable std::mutex mu_;
+  std::map<std::string, Family> families_;  // guarded by mu_
+};
+
+}  // namespace inferd::metrics

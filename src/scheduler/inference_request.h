@@ -1,0 +1,59 @@
+// InferenceRequest / InferenceResponse: what a front end hands the scheduler and
+// gets back. Native types only: JSON and protobuf stay in http/ and grpc/.
+//
+// Ownership: the scheduler owns a request from a successful Enqueue until it
+// calls the completion, exactly once, on an executor thread (or on the calling
+// thread when Enqueue itself fails, in which case the completion is NOT called
+// and the Status is returned instead).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "common/tensor.h"
+
+namespace inferd::scheduler {
+
+// A raw payload for models with `preprocess:` (an image, a text), decoded on the
+// executor thread inside the core budget.
+struct RawInput {
+  std::string content_type;  // e.g. image/jpeg, text/plain; may be empty
+  std::string bytes;
+};
+
+struct InferenceRequest {
+  std::string id;
+  // Either tensors (in any order, matched to the config by name; each with the
+  // batch dim first) or raw payloads (one per batch item) for the preprocessor.
+  std::vector<NamedTensor> inputs;
+  std::vector<RawInput> raw;
+  TimePoint enqueue_time{};
+  TimePoint deadline = TimePoint::max();
+  int priority = 0;  // lower runs first; 0 is the default level
+  // Set by the front end when the client went away; checked before compute.
+  std::function<bool()> is_cancelled;
+};
+
+struct LabelScore {
+  std::string label;
+  float score = 0;
+};
+
+struct InferenceResponse {
+  std::string id;
+  std::vector<NamedTensor> outputs;  // batch dim first, in the config's output order
+  // Filled by a classification postprocess: one list per batch item.
+  std::vector<std::vector<LabelScore>> labels;
+  // Timings for metrics, in microseconds.
+  int64_t queue_us = 0;
+  int64_t compute_us = 0;
+  int batch_size = 0;  // size of the batch this request ran in (in items)
+};
+
+using Completion = std::function<void(StatusOr<InferenceResponse>)>;
+
+}  // namespace inferd::scheduler

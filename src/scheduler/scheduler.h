@@ -1,0 +1,91 @@
+// Scheduler: per-model queues served by a fixed set of executors shared by all
+// models.
+//
+// Each executor is one thread with its own intra-op pool, pinned to its core
+// group (backend::Backend::InitExecutorThread). The executors together never
+// run more compute threads than the core plan allows, however many models are
+// registered: a model does not get threads of its own, it gets a queue. When an
+// executor is free it takes the most urgent ready batch of any model it may run
+// (a model's `max_concurrency` caps how many executors run it at once).
+// Batch formation (max_batch_size, max_queue_delay_us, preferred sizes) is
+// decided by each queue's BatchPolicy; pre- and post-processing run on the
+// executor, inside the core budget.
+//
+// Thread-safety: every public method may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "config/model_config.h"
+#include "scheduler/inference_request.h"
+
+namespace inferd::scheduler {
+
+struct ExecutorSpec {
+  std::vector<int> cores;  // OS cpu ids; empty = unpinned
+  int num_threads = 1;     // intra-op threads (== cores.size() when pinned)
+};
+
+// Pipeline hooks run on the executor thread; either may be empty.
+struct ModelHooks {
+  // Turns request.raw into request.inputs (one item per raw payload).
+  std::function<Status(InferenceRequest&)> preprocess;
+  // Fills response.labels (or rewrites outputs) for a whole request.
+  std::function<Status(InferenceResponse&)> postprocess;
+};
+
+struct ModelSpec {
+  std::string name;        // "model:version", used in messages and metrics
+  config::ModelConfig config;
+  std::shared_ptr<backend::Model> model;
+  ModelHooks hooks;
+  int max_concurrency = 0;          // executors that may run this model at once; 0 = all
+  std::vector<int> executor_ids;    // executors that may run it; empty = all
+};
+
+class ModelQueue;  // opaque to callers
+
+class Scheduler {
+ public:
+  struct Options {
+    std::vector<ExecutorSpec> executors;  // at least one
+    backend::Backend* backend = nullptr;  // for InitExecutorThread; may be null in tests
+    Clock* clock = Clock::Real();
+  };
+
+  static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);
+  ~Scheduler();  // stops the executors; queued requests complete with kUnavailable
+
+  // Registers a model version. The returned queue stays valid while held.
+  std::shared_ptr<ModelQueue> AddModel(ModelSpec spec);
+  // Stops accepting requests for `queue`; requests already queued still run.
+  void RemoveModel(const std::shared_ptr<ModelQueue>& queue);
+
+  // Validates `request` against the model's config and queues it. On OK the
+  // scheduler owns the request and calls `done` exactly once, later, on an
+  // executor thread. On error `done` is not called: kInvalidArgument (shape,
+  // dtype, missing input...), kResourceExhausted (queue full), kUnavailable
+  // (draining or model removed).
+  Status Enqueue(ModelQueue& queue, InferenceRequest request, Completion done);
+
+  // Refuses new requests from now on (kUnavailable) and waits until every
+  // queued and running request has completed or `deadline` passes. Returns
+  // true when all completed.
+  bool Drain(TimePoint deadline);
+
+  size_t num_executors() const;
+  // Requests queued (not yet running) for one model.
+  size_t QueueDepth(const ModelQueue& queue) const;
+
+ private:
+  class Impl;
+  explicit Scheduler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace inferd::scheduler
