@@ -1,0 +1,267 @@
+#include "config/model_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace inferd::config {
+namespace {
+
+// Reads one YAML mapping, remembering the key path for messages and refusing
+// keys nobody reads (a typo in a config should not be silently ignored).
+class Reader {
+ public:
+  Reader(const YAML::Node& node, std::string file, std::string path)
+      : node_(node), file_(std::move(file)), path_(std::move(path)) {}
+
+  Status Expect(bool ok, const std::string& key, const std::string& expected) const {
+    if (ok) return Status::Ok();
+    std::string got;
+    const YAML::Node v = node_[key];
+    if (v.IsScalar()) {
+      got = "'" + v.Scalar() + "'";
+    } else if (v.IsSequence()) {
+      got = "a list";
+    } else if (v.IsMap()) {
+      got = "a mapping";
+    } else {
+      got = "nothing";
+    }
+    return InvalidArgument(file_ + ": " + Key(key) + ": expected " + expected + ", got " + got);
+  }
+
+  std::string Key(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  bool Has(const std::string& key) {
+    seen_.insert(key);
+    return node_[key].IsDefined() && !node_[key].IsNull();
+  }
+  YAML::Node Get(const std::string& key) {
+    seen_.insert(key);
+    return node_[key];
+  }
+
+  template <typename T>
+  Status Read(const std::string& key, T* out, const std::string& expected) {
+    if (!Has(key)) return Status::Ok();
+    try {
+      *out = node_[key].as<T>();
+      return Status::Ok();
+    } catch (const YAML::Exception&) {
+      return Expect(false, key, expected);
+    }
+  }
+
+  Status ReadInt(const std::string& key, int64_t* out, int64_t min) {
+    if (!Has(key)) return Status::Ok();
+    const std::string expected = "an integer >= " + std::to_string(min);
+    RETURN_IF_ERROR(Read(key, out, expected));
+    return Expect(*out >= min, key, expected);
+  }
+  Status ReadInt(const std::string& key, int* out, int min) {
+    int64_t v = *out;
+    RETURN_IF_ERROR(ReadInt(key, &v, min));
+    *out = static_cast<int>(v);
+    return Status::Ok();
+  }
+
+  Status ReadFloatList(const std::string& key, std::vector<float>* out) {
+    if (!Has(key)) return Status::Ok();
+    RETURN_IF_ERROR(Expect(node_[key].IsSequence(), key, "a list of numbers"));
+    return Read(key, out, "a list of numbers");
+  }
+
+  // Keys present but never read.
+  Status CheckUnknown(const std::vector<std::string>& known_elsewhere = {}) const {
+    if (!node_.IsMap()) return Status::Ok();
+    for (const auto& kv : node_) {
+      std::string k = kv.first.as<std::string>();
+      if (seen_.count(k)) continue;
+      bool elsewhere = false;
+      for (const auto& e : known_elsewhere) elsewhere |= (e == k);
+      if (!elsewhere) return InvalidArgument(file_ + ": " + Key(k) + ": unknown key");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  YAML::Node node_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+Status ParseTensorSpecs(const YAML::Node& list, const std::string& file, const std::string& key,
+                        std::vector<TensorSpec>* out) {
+  if (!list.IsSequence()) {
+    return InvalidArgument(file + ": " + key +
+                           ": expected a list of {name, datatype, shape}");
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string path = key + "[" + std::to_string(i) + "]";
+    if (!list[i].IsMap()) {
+      return InvalidArgument(file + ": " + path + ": expected a mapping {name, datatype, shape}");
+    }
+    Reader r(list[i], file, path);
+    TensorSpec spec;
+    RETURN_IF_ERROR(r.Read("name", &spec.name, "a name"));
+    RETURN_IF_ERROR(r.Expect(!spec.name.empty(), "name", "a non-empty name"));
+    RETURN_IF_ERROR(r.Expect(names.insert(spec.name).second, "name", "a name not used twice"));
+    std::string dtype = "FP32";
+    RETURN_IF_ERROR(r.Read("datatype", &dtype, "a datatype"));
+    auto parsed = ParseDataType(dtype);
+    RETURN_IF_ERROR(r.Expect(parsed.has_value(), "datatype",
+                             "one of BOOL, UINT8, INT8, INT16, INT32, INT64, FP16, BF16, FP32, "
+                             "FP64, BYTES"));
+    spec.dtype = *parsed;
+    RETURN_IF_ERROR(r.Expect(r.Has("shape") && r.Get("shape").IsSequence(), "shape",
+                             "a list of dimensions (without the batch dim; -1 = variable)"));
+    RETURN_IF_ERROR(r.Read("shape", &spec.dims, "a list of integers"));
+    for (int64_t d : spec.dims) {
+      RETURN_IF_ERROR(r.Expect(d == -1 || d > 0, "shape", "dimensions > 0 or -1 (variable)"));
+    }
+    if (r.Has("pad_value")) {
+      double pad = 0;
+      RETURN_IF_ERROR(r.Read("pad_value", &pad, "a number"));
+      spec.pad_value = pad;
+    }
+    RETURN_IF_ERROR(r.CheckUnknown({"dims"}));
+    out->push_back(std::move(spec));
+  }
+  return Status::Ok();
+}
+
+Status ParsePreprocess(Reader& parent, const std::string& file, PreprocessConfig* p) {
+  if (!parent.Has("preprocess")) return Status::Ok();
+  YAML::Node node = parent.Get("preprocess");
+  if (!node.IsMap()) return parent.Expect(false, "preprocess", "a mapping with `kind`");
+  Reader r(node, file, "preprocess");
+  RETURN_IF_ERROR(r.Read("kind", &p->kind, "image or text"));
+  RETURN_IF_ERROR(r.Expect(p->kind == "image" || p->kind == "text", "kind", "image or text"));
+  RETURN_IF_ERROR(r.ReadInt("resize", &p->resize, 0));
+  RETURN_IF_ERROR(r.ReadInt("center_crop", &p->center_crop, 0));
+  RETURN_IF_ERROR(r.ReadInt("width", &p->width, 0));
+  RETURN_IF_ERROR(r.ReadInt("height", &p->height, 0));
+  RETURN_IF_ERROR(r.ReadFloatList("mean", &p->mean));
+  RETURN_IF_ERROR(r.ReadFloatList("std", &p->std));
+  for (float s : p->std) RETURN_IF_ERROR(r.Expect(s != 0, "std", "non-zero values"));
+  RETURN_IF_ERROR(r.Read("color", &p->color, "rgb or grayscale"));
+  RETURN_IF_ERROR(
+      r.Expect(p->color == "rgb" || p->color == "grayscale", "color", "rgb or grayscale"));
+  RETURN_IF_ERROR(r.Read("invert", &p->invert, "true or false"));
+  RETURN_IF_ERROR(r.Read("scale", &p->scale, "a number"));
+  RETURN_IF_ERROR(r.ReadInt("max_pixels", &p->max_pixels, 1));
+  RETURN_IF_ERROR(r.Read("tokenizer", &p->tokenizer, "wordpiece or sentencepiece"));
+  RETURN_IF_ERROR(r.Read("vocab", &p->vocab, "a file name"));
+  RETURN_IF_ERROR(r.Read("lowercase", &p->lowercase, "true or false"));
+  RETURN_IF_ERROR(r.Read("strip_accents", &p->strip_accents, "true or false"));
+  RETURN_IF_ERROR(r.ReadInt("max_length", &p->max_length, 1));
+  return r.CheckUnknown();
+}
+
+Status ParsePostprocess(Reader& parent, const std::string& file, PostprocessConfig* p) {
+  if (!parent.Has("postprocess")) return Status::Ok();
+  YAML::Node node = parent.Get("postprocess");
+  if (!node.IsMap()) return parent.Expect(false, "postprocess", "a mapping with `kind`");
+  Reader r(node, file, "postprocess");
+  const std::string kinds = "one of topk, argmax, softmax, sigmoid, raw";
+  RETURN_IF_ERROR(r.Read("kind", &p->kind, kinds));
+  RETURN_IF_ERROR(r.Expect(p->kind == "topk" || p->kind == "argmax" || p->kind == "softmax" ||
+                               p->kind == "sigmoid" || p->kind == "raw",
+                           "kind", kinds));
+  if (p->kind == "raw") p->kind.clear();
+  RETURN_IF_ERROR(r.ReadInt("k", &p->k, 1));
+  RETURN_IF_ERROR(r.Read("labels", &p->labels, "a file name"));
+  RETURN_IF_ERROR(r.Read("threshold", &p->threshold, "a number"));
+  RETURN_IF_ERROR(r.Read("apply_softmax", &p->apply_softmax, "true or false"));
+  return r.CheckUnknown();
+}
+
+Status ParseInstances(Reader& parent, InstancesConfig* inst) {
+  if (!parent.Has("instances")) return Status::Ok();
+  YAML::Node node = parent.Get("instances");
+  if (node.IsScalar() && node.Scalar() == "auto") {
+    inst->automatic = true;
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(parent.Expect(node.IsMap(), "instances", "auto or {count: N, threads: T}"));
+  Reader r(node, "", "");
+  inst->automatic = false;
+  inst->count = 1;
+  inst->threads = 1;
+  Status st = r.ReadInt("count", &inst->count, 1);
+  if (st.ok()) st = r.ReadInt("threads", &inst->threads, 1);
+  if (st.ok()) st = r.CheckUnknown();
+  if (!st.ok()) {
+    return parent.Expect(false, "instances",
+                         "auto or {count: N >= 1, threads: T >= 1} (" + st.message().substr(2) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::string& file,
+                                       const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(file + ": not valid YAML: " + e.what());
+  }
+  if (!root.IsMap()) return InvalidArgument(file + ": expected a mapping of config keys");
+
+  ModelConfig c;
+  c.name = name;
+  Reader r(root, file, "");
+  try {
+    RETURN_IF_ERROR(r.Read("backend", &c.backend, "torchscript"));
+    RETURN_IF_ERROR(r.Expect(c.backend == "torchscript", "backend", "torchscript"));
+    RETURN_IF_ERROR(r.ReadInt("max_batch_size", &c.max_batch_size, 1));
+    if (r.Has("dynamic_batching")) {
+      YAML::Node db = r.Get("dynamic_batching");
+      RETURN_IF_ERROR(r.Expect(db.IsMap(), "dynamic_batching",
+                               "a mapping {max_queue_delay_us, preferred_batch_sizes}"));
+      Reader d(db, file, "dynamic_batching");
+      RETURN_IF_ERROR(d.ReadInt("max_queue_delay_us", &c.dynamic_batching.max_queue_delay_us, 0));
+      RETURN_IF_ERROR(d.Read("preferred_batch_sizes", &c.dynamic_batching.preferred_batch_sizes,
+                             "a list of integers"));
+      for (int s : c.dynamic_batching.preferred_batch_sizes) {
+        RETURN_IF_ERROR(d.Expect(s >= 1 && s <= c.max_batch_size, "preferred_batch_sizes",
+                                 "sizes between 1 and max_batch_size (" +
+                                     std::to_string(c.max_batch_size) + ")"));
+      }
+      RETURN_IF_ERROR(d.CheckUnknown());
+    }
+    RETURN_IF_ERROR(r.ReadInt("max_queue_size", &c.max_queue_size, 1));
+    RETURN_IF_ERROR(r.ReadInt("request_timeout_ms", &c.request_timeout_ms, 1));
+    RETURN_IF_ERROR(ParseInstances(r, &c.instances));
+    RETURN_IF_ERROR(r.Read("precision", &c.precision, "fp32 or bf16"));
+    RETURN_IF_ERROR(
+        r.Expect(c.precision == "fp32" || c.precision == "bf16", "precision", "fp32 or bf16"));
+    RETURN_IF_ERROR(r.Expect(r.Has("inputs"), "inputs", "a list of {name, datatype, shape}"));
+    RETURN_IF_ERROR(ParseTensorSpecs(r.Get("inputs"), file, "inputs", &c.inputs));
+    RETURN_IF_ERROR(r.Expect(!c.inputs.empty(), "inputs", "at least one input"));
+    if (r.Has("outputs")) {
+      RETURN_IF_ERROR(ParseTensorSpecs(r.Get("outputs"), file, "outputs", &c.outputs));
+    }
+    RETURN_IF_ERROR(ParsePreprocess(r, file, &c.preprocess));
+    RETURN_IF_ERROR(ParsePostprocess(r, file, &c.postprocess));
+    RETURN_IF_ERROR(r.CheckUnknown());
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(file + ": " + e.what());
+  }
+  return c;
+}
+
+StatusOr<ModelConfig> LoadModelConfig(const std::string& path, const std::string& name) {
+  std::ifstream in(path);
+  if (!in) return NotFound(path + ": cannot open the model config");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ParseModelConfig(buf.str(), path, name);
+}
+
+}  // namespace inferd::config

@@ -1,0 +1,96 @@
+#include "config/model_config.h"
+
+#include <gtest/gtest.h>
+
+namespace inferd::config {
+namespace {
+
+StatusOr<ModelConfig> Parse(const std::string& yaml) { return ParseModelConfig(yaml, "m/config.yaml", "m"); }
+
+TEST(ModelConfigTest, ParsesFullExample) {
+  auto c = Parse(R"(
+backend: torchscript
+max_batch_size: 8
+dynamic_batching: {max_queue_delay_us: 2000, preferred_batch_sizes: [4, 8]}
+max_queue_size: 64
+request_timeout_ms: 1500
+instances: {count: 2, threads: 1}
+precision: bf16
+inputs:  [{name: input, datatype: FP32, shape: [3, 224, 224]}]
+outputs: [{name: logits, datatype: FP32, shape: [1000]}]
+preprocess:  {kind: image, resize: 256, center_crop: 224, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225]}
+postprocess: {kind: topk, k: 5, labels: labels.txt}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->name, "m");
+  EXPECT_EQ(c->max_batch_size, 8);
+  EXPECT_EQ(c->dynamic_batching.max_queue_delay_us, 2000);
+  EXPECT_EQ(c->dynamic_batching.preferred_batch_sizes, (std::vector<int>{4, 8}));
+  EXPECT_EQ(c->max_queue_size, 64);
+  EXPECT_EQ(c->request_timeout_ms, 1500);
+  EXPECT_FALSE(c->instances.automatic);
+  EXPECT_EQ(c->instances.count, 2);
+  EXPECT_EQ(c->instances.threads, 1);
+  EXPECT_EQ(c->precision, "bf16");
+  ASSERT_EQ(c->inputs.size(), 1u);
+  EXPECT_EQ(c->inputs[0].dims, (Shape{3, 224, 224}));
+  EXPECT_EQ(c->outputs[0].name, "logits");
+  EXPECT_EQ(c->preprocess.kind, "image");
+  EXPECT_EQ(c->preprocess.center_crop, 224);
+  EXPECT_EQ(c->preprocess.std.size(), 3u);
+  EXPECT_EQ(c->postprocess.kind, "topk");
+  EXPECT_EQ(c->postprocess.labels, "labels.txt");
+}
+
+TEST(ModelConfigTest, DefaultsAreApplied) {
+  auto c = Parse("inputs: [{name: x, datatype: INT64, shape: [-1]}]");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->backend, "torchscript");
+  EXPECT_EQ(c->max_batch_size, 1);
+  EXPECT_EQ(c->max_queue_size, 128);
+  EXPECT_EQ(c->request_timeout_ms, 5000);
+  EXPECT_TRUE(c->instances.automatic);
+  EXPECT_EQ(c->inputs[0].dtype, DataType::kInt64);
+  EXPECT_EQ(c->inputs[0].dims, (Shape{-1}));
+  EXPECT_TRUE(c->outputs.empty());
+}
+
+void ExpectError(const std::string& yaml, const std::string& fragment) {
+  auto c = Parse(yaml);
+  ASSERT_FALSE(c.ok()) << "accepted: " << yaml;
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find(fragment), std::string::npos)
+      << "message '" << c.status().message() << "' lacks '" << fragment << "'";
+  EXPECT_NE(c.status().message().find("m/config.yaml"), std::string::npos);
+}
+
+TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
+  const std::string in = "inputs: [{name: x, datatype: FP32, shape: [2]}]\n";
+  ExpectError(in + "max_batch_size: zero", "max_batch_size: expected an integer >= 1, got 'zero'");
+  ExpectError(in + "max_batch_size: 0", "max_batch_size: expected an integer >= 1");
+  ExpectError("inputs: [{name: x, datatype: FLOAT, shape: [2]}]", "inputs[0].datatype: expected one of");
+  ExpectError("inputs: [{name: x, datatype: FP32, shape: [0]}]", "inputs[0].shape");
+  ExpectError("inputs: [{name: x, datatype: FP32}]", "inputs[0].shape");
+  ExpectError("max_batch_size: 2", "inputs: expected a list");
+  ExpectError(in + "backend: onnx", "backend: expected torchscript, got 'onnx'");
+  ExpectError(in + "max_batch_szie: 4", "max_batch_szie: unknown key");
+  ExpectError(in + "instances: many", "instances: expected auto or {count");
+  ExpectError(in + "instances: {count: 0}", "instances");
+  ExpectError(in + "precision: int4", "precision: expected fp32 or bf16");
+  ExpectError(in + "max_batch_size: 4\ndynamic_batching: {preferred_batch_sizes: [8]}",
+              "preferred_batch_sizes: expected sizes between 1 and max_batch_size (4)");
+  ExpectError(in + "preprocess: {kind: audio}", "preprocess.kind: expected image or text");
+  ExpectError(in + "postprocess: {kind: topk, k: 0}", "postprocess.k");
+  ExpectError("inputs: [{name: x, datatype: FP32, shape: [2]}, {name: x, datatype: FP32, shape: [2]}]",
+              "inputs[1].name: expected a name not used twice");
+  ExpectError("inputs: [unclosed", "not valid YAML");
+}
+
+TEST(ModelConfigTest, MissingFileIsNotFound) {
+  auto c = LoadModelConfig("/nonexistent/config.yaml", "x");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace inferd::config
