@@ -1,0 +1,88 @@
+#include "backend/torch/intra_op_pool.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include <ATen/Parallel.h>
+#include <spdlog/spdlog.h>
+
+namespace inferd::backend {
+namespace {
+
+void SetInterOpThreadsOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    try {
+      at::set_num_interop_threads(1);
+    } catch (const std::exception& e) {
+      // Only possible when inter-op work already ran; harmless, but say so.
+      spdlog::warn("torch: could not set inter-op threads to 1: {}", e.what());
+    }
+  });
+}
+
+int PinCurrentThread(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+}  // namespace
+
+Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads) {
+  SetInterOpThreadsOnce();
+  const int n = cores.empty() ? std::max(num_threads, 1) : static_cast<int>(cores.size());
+  try {
+    // ATen initialises each thread's OpenMP thread count lazily from a
+    // process-wide value at its first parallel call; run that first so that
+    // another executor's count can never overwrite this thread's later.
+    at::internal::lazy_init_num_threads();
+    at::set_num_threads(n);
+  } catch (const std::exception& e) {
+    return Internal(std::string("torch: set_num_threads failed: ") + e.what());
+  }
+  if (cores.empty()) return Status::Ok();
+
+  std::atomic<int> failed_core{-1};
+  std::atomic<int> failed_err{0};
+  std::atomic<int> members{0};
+#pragma omp parallel num_threads(n)
+  {
+    const int i = omp_get_thread_num();
+    members.fetch_add(1);
+    const int err = PinCurrentThread(cores[i]);
+    if (err != 0) {
+      failed_core.store(cores[i]);
+      failed_err.store(err);
+    }
+  }
+  if (failed_core.load() >= 0) {
+    return Internal("cannot pin an intra-op thread to core " + std::to_string(failed_core.load()) +
+                    ": " + std::strerror(failed_err.load()));
+  }
+  if (members.load() != n) {
+    return Internal("the OpenMP runtime gave " + std::to_string(members.load()) +
+                    " intra-op threads instead of " + std::to_string(n));
+  }
+  return Status::Ok();
+}
+
+std::vector<int> CurrentThreadCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  }
+  return cores;
+}
+
+}  // namespace inferd::backend

@@ -1,0 +1,27 @@
+#include "backend/torch/torch_backend.h"
+
+#include <spdlog/spdlog.h>
+
+#include "backend/torch/intra_op_pool.h"
+#include "backend/torch/torch_model.h"
+
+namespace inferd::backend {
+
+StatusOr<std::unique_ptr<TorchBackend>> TorchBackend::Create(const Options& options) {
+  return std::unique_ptr<TorchBackend>(new TorchBackend(options));
+}
+
+StatusOr<std::shared_ptr<Model>> TorchBackend::Load(const LoadOptions& options) {
+  TorchModel::Options model_options;
+  model_options.optimize_for_inference = options_.optimize_for_inference;
+  model_options.warm_up = options_.warm_up;
+  ASSIGN_OR_RETURN(std::shared_ptr<TorchModel> model, TorchModel::Load(options, model_options));
+  return std::shared_ptr<Model>(std::move(model));
+}
+
+void TorchBackend::InitExecutorThread(const std::vector<int>& cores, int num_threads) {
+  Status status = ConfigureIntraOpPool(cores, num_threads);
+  if (!status.ok()) spdlog::warn("torch: executor thread set-up: {}", status.message());
+}
+
+}  // namespace inferd::backend

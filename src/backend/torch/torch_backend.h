@@ -1,0 +1,53 @@
+// TorchBackend: loads TorchScript files (model.pt) into Models that run under
+// libtorch, and sets up each executor thread's intra-op pool.
+//
+// This header includes no torch header, so the rest of the server can create
+// a TorchBackend without paying libtorch's compile cost.
+//
+// Load: torch::jit::load, eval(), then torch::jit::freeze (on failure, e.g. a
+// module that keeps Python-only attributes, the unfrozen module is used and a
+// warning is logged). `precision: bf16` converts floating-point weights to
+// bf16 before freezing and casts floating inputs/outputs at the boundary (see
+// torch_model.h). Load never throws: a missing or unreadable file comes back
+// as kInvalidArgument naming the path.
+//
+// Thread-safety: Load may be called from several loader threads at once.
+// InitExecutorThread configures only the calling thread (OpenMP keeps one team
+// per calling thread). Ownership: returned Models are shared; they hold their
+// own module and outlive the backend if their owners keep them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+
+// Namespace inferd::backend (not ...::torch, which would hide ::torch).
+namespace inferd::backend {
+
+class TorchBackend : public Backend {
+ public:
+  struct Options {
+    // torch::jit::optimize_for_inference after freezing. Off by default: on
+    // this machine it gave no measurable gain for ResNet-18/MobileNetV3 (see
+    // the report in the commit that set it) and can fail on unusual graphs.
+    bool optimize_for_inference = false;
+    // Runs forward twice on zero inputs at load when every input dim is known
+    // (-1 dims become 1), so that the first request does not pay the graph
+    // executor's profiling and optimisation passes. A failing warm-up only logs.
+    bool warm_up = true;
+  };
+
+  static StatusOr<std::unique_ptr<TorchBackend>> Create(const Options& options);
+  static StatusOr<std::unique_ptr<TorchBackend>> Create() { return Create(Options()); }
+
+  StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
+  void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+
+ private:
+  explicit TorchBackend(const Options& options) : options_(options) {}
+
+  Options options_;
+};
+
+}  // namespace inferd::backend

@@ -1,0 +1,261 @@
+#include "backend/torch/torch_model.h"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "backend/torch/tensor_conversion.h"
+
+namespace inferd::backend {
+namespace {
+
+// Error texts from libtorch carry C++ backtraces; users need the first part.
+std::string Message(const std::exception& e) {
+  std::string text;
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    text = c10_error->what_without_backtrace();
+  } else {
+    text = e.what();
+  }
+  constexpr size_t kMaxLength = 2000;
+  if (text.size() > kMaxLength) text = text.substr(0, kMaxLength) + "...";
+  return text;
+}
+
+std::string Quoted(const std::string& name) { return "'" + name + "'"; }
+
+bool IsFloating(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
+}
+
+}  // namespace
+
+TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen)
+    : module_(std::move(module)),
+      config_(std::move(config)),
+      bf16_(config_.precision == "bf16"),
+      frozen_(frozen) {}
+
+StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
+                                                       const Options& options) {
+  const std::string& path = load.model_path;
+  const std::string& name = load.config.name;
+  if (load.config.precision != "fp32" && load.config.precision != "bf16") {
+    return InvalidArgument("model " + Quoted(name) + ": precision " +
+                           Quoted(load.config.precision) + " is not one of fp32, bf16");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return InvalidArgument("model " + Quoted(name) + ": model file " + Quoted(path) +
+                           " does not exist or is not a file");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ::torch::jit::Module module;
+  try {
+    module = ::torch::jit::load(path, at::Device(at::kCPU));
+  } catch (const std::exception& e) {
+    return InvalidArgument("model " + Quoted(name) + ": cannot load TorchScript file " +
+                           Quoted(path) + ": " + Message(e));
+  }
+  bool frozen = false;
+  try {
+    if (!module.find_method("forward")) {
+      return InvalidArgument("model " + Quoted(name) + ": " + Quoted(path) +
+                             " has no forward() method");
+    }
+    module.eval();
+    if (load.config.precision == "bf16") module.to(at::kBFloat16);
+  } catch (const std::exception& e) {
+    return InvalidArgument("model " + Quoted(name) + ": cannot prepare " + Quoted(path) + ": " +
+                           Message(e));
+  }
+  try {
+    module = ::torch::jit::freeze(module);
+    frozen = true;
+  } catch (const std::exception& e) {
+    spdlog::warn("model '{}': torch::jit::freeze failed, serving the unfrozen module: {}", name,
+                 Message(e));
+  }
+  if (frozen && options.optimize_for_inference) {
+    try {
+      module = ::torch::jit::optimize_for_inference(module);
+    } catch (const std::exception& e) {
+      spdlog::warn("model '{}': optimize_for_inference failed, skipped: {}", name, Message(e));
+    }
+  }
+  auto model = std::shared_ptr<TorchModel>(new TorchModel(std::move(module), load.config, frozen));
+  if (options.warm_up) model->WarmUp();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start).count();
+  spdlog::info("model '{}': loaded {} in {} ms ({}, {})", name, path, ms,
+               frozen ? "frozen" : "not frozen", load.config.precision);
+  return model;
+}
+
+void TorchModel::WarmUp() {
+  if (config_.inputs.empty()) return;
+  std::vector<NamedTensor> inputs;
+  for (const config::TensorSpec& spec : config_.inputs) {
+    if (spec.dtype == DataType::kBytes) return;
+    Shape shape{1};
+    for (int64_t d : spec.dims) shape.push_back(d < 0 ? 1 : d);
+    inputs.push_back({spec.name, Tensor::Allocate(spec.dtype, std::move(shape))});
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto result = Execute(inputs);
+    if (!result.ok()) {
+      spdlog::info("model '{}': warm-up on zero inputs failed (harmless): {}", config_.name,
+                   result.status().message());
+      return;
+    }
+  }
+}
+
+StatusOr<std::vector<c10::IValue>> TorchModel::ToArguments(
+    const std::vector<NamedTensor>& inputs) const {
+  std::vector<c10::IValue> args;
+  args.reserve(inputs.size());
+  auto add = [&](const NamedTensor& input) -> Status {
+    ASSIGN_OR_RETURN(at::Tensor t, ToTorch(input.tensor, "input " + Quoted(input.name)));
+    if (bf16_ && IsFloating(t.scalar_type())) t = t.to(at::kBFloat16);
+    args.emplace_back(std::move(t));
+    return Status::Ok();
+  };
+  if (config_.inputs.empty()) {
+    for (const NamedTensor& input : inputs) RETURN_IF_ERROR(add(input));
+    return args;
+  }
+  if (inputs.size() != config_.inputs.size()) {
+    return InvalidArgument("model " + Quoted(config_.name) + " takes " +
+                           std::to_string(config_.inputs.size()) + " inputs, got " +
+                           std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < config_.inputs.size(); ++i) {
+    const config::TensorSpec& spec = config_.inputs[i];
+    const NamedTensor* input = nullptr;
+    if (inputs[i].name == spec.name || inputs[i].name.empty()) {
+      input = &inputs[i];
+    } else {
+      for (const NamedTensor& candidate : inputs) {
+        if (candidate.name == spec.name) input = &candidate;
+      }
+    }
+    if (input == nullptr) {
+      return InvalidArgument("model " + Quoted(config_.name) + ": input " + Quoted(spec.name) +
+                             " is missing");
+    }
+    if (input->tensor.dtype() != spec.dtype) {
+      return InvalidArgument("input " + Quoted(spec.name) + ": expected datatype " +
+                             std::string(DataTypeName(spec.dtype)) + ", got " +
+                             std::string(DataTypeName(input->tensor.dtype())));
+    }
+    RETURN_IF_ERROR(add(*input));
+  }
+  return args;
+}
+
+StatusOr<NamedTensor> TorchModel::ToOutput(std::string name, at::Tensor tensor,
+                                           const config::TensorSpec* spec) const {
+  if (bf16_ && tensor.scalar_type() == at::kBFloat16) {
+    at::ScalarType wanted = at::kFloat;
+    if (spec != nullptr) {
+      if (auto t = ToTorchDtype(spec->dtype); t && IsFloating(*t)) wanted = *t;
+    }
+    tensor = tensor.to(wanted);
+  }
+  ASSIGN_OR_RETURN(Tensor out, FromTorch(tensor, "output " + Quoted(name)));
+  if (spec != nullptr && out.dtype() != spec->dtype) {
+    return Internal("model " + Quoted(config_.name) + ": output " + Quoted(name) +
+                    " has datatype " + std::string(DataTypeName(out.dtype())) +
+                    " but the config says " + std::string(DataTypeName(spec->dtype)));
+  }
+  return NamedTensor{std::move(name), std::move(out)};
+}
+
+StatusOr<std::vector<NamedTensor>> TorchModel::FromResult(const c10::IValue& result) const {
+  const std::string model = "model " + Quoted(config_.name);
+  // (name from a dict key or empty, tensor) in the order the model returned them.
+  std::vector<std::pair<std::string, at::Tensor>> returned;
+  bool is_dict = false;
+  auto take = [&](const c10::IValue& v, std::string key) -> Status {
+    if (!v.isTensor()) {
+      return Internal(model + ": forward() returned a " + v.tagKind() +
+                      " where a tensor was expected");
+    }
+    returned.emplace_back(std::move(key), v.toTensor());
+    return Status::Ok();
+  };
+  if (result.isTensor()) {
+    RETURN_IF_ERROR(take(result, ""));
+  } else if (result.isTuple()) {
+    for (const c10::IValue& v : result.toTupleRef().elements()) RETURN_IF_ERROR(take(v, ""));
+  } else if (result.isList()) {
+    for (const c10::IValue& v : result.toListRef()) RETURN_IF_ERROR(take(v, ""));
+  } else if (result.isGenericDict()) {
+    is_dict = true;
+    for (const auto& entry : result.toGenericDict()) {
+      if (!entry.key().isString()) {
+        return Internal(model + ": forward() returned a dict whose keys are not strings");
+      }
+      RETURN_IF_ERROR(take(entry.value(), entry.key().toStringRef()));
+    }
+  } else {
+    return Internal(model + ": forward() returned a " + result.tagKind() +
+                    "; expected a tensor, a tuple or list of tensors, or a Dict[str, Tensor]");
+  }
+
+  std::vector<NamedTensor> outputs;
+  outputs.reserve(returned.size());
+  if (config_.outputs.empty()) {
+    for (size_t i = 0; i < returned.size(); ++i) {
+      std::string name = is_dict ? returned[i].first : "output" + std::to_string(i);
+      ASSIGN_OR_RETURN(NamedTensor out, ToOutput(std::move(name), returned[i].second, nullptr));
+      outputs.push_back(std::move(out));
+    }
+    return outputs;
+  }
+  if (is_dict) {
+    for (const config::TensorSpec& spec : config_.outputs) {
+      const at::Tensor* found = nullptr;
+      std::string keys;
+      for (const auto& [key, tensor] : returned) {
+        if (key == spec.name) found = &tensor;
+        keys += (keys.empty() ? "" : ", ") + key;
+      }
+      if (found == nullptr) {
+        return Internal(model + ": output " + Quoted(spec.name) +
+                        " is not in the dict forward() returned (keys: " + keys + ")");
+      }
+      ASSIGN_OR_RETURN(NamedTensor out, ToOutput(spec.name, *found, &spec));
+      outputs.push_back(std::move(out));
+    }
+    return outputs;
+  }
+  if (returned.size() != config_.outputs.size()) {
+    return Internal(model + ": forward() returned " + std::to_string(returned.size()) +
+                    " tensors but the config lists " + std::to_string(config_.outputs.size()) +
+                    " outputs");
+  }
+  for (size_t i = 0; i < returned.size(); ++i) {
+    const config::TensorSpec& spec = config_.outputs[i];
+    ASSIGN_OR_RETURN(NamedTensor out, ToOutput(spec.name, returned[i].second, &spec));
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}
+
+StatusOr<std::vector<NamedTensor>> TorchModel::Execute(const std::vector<NamedTensor>& inputs) {
+  try {
+    c10::InferenceMode inference_mode;
+    ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
+    c10::IValue result = module_.forward(std::move(args));
+    return FromResult(result);
+  } catch (const std::exception& e) {
+    return Internal("model " + Quoted(config_.name) + " failed in forward(): " + Message(e));
+  }
+}
+
+}  // namespace inferd::backend

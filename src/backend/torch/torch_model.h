@@ -1,0 +1,61 @@
+// TorchModel: one loaded TorchScript module version, shared by every executor
+// that runs it (one copy of the weights).
+//
+// Inputs are passed to forward() positionally in ModelConfig::inputs order
+// (looked up by name when a caller's order differs). forward() may return a
+// tensor, a tuple or list of tensors (matched by position to
+// ModelConfig::outputs) or a Dict[str, Tensor] (matched by name); with no
+// outputs in the config they are named output0, output1, ... (dict keys for a
+// dict). Output datatypes are checked against the config.
+//
+// precision bf16: floating-point weights are converted to bf16 before
+// freezing; floating inputs are cast to bf16 on the way in and bf16 outputs
+// back to the config's datatype (FP32 when the config lists none) on the way out.
+//
+// Thread-safety: Execute may be called concurrently from several threads; it
+// runs under c10::InferenceMode and touches no mutable state of its own
+// (libtorch's graph executor guards its own caches). This header includes
+// torch: include it only from src/backend/torch/*.cc and its unit tests.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/script.h>
+
+#include "backend/backend.h"
+
+namespace inferd::backend {
+
+class TorchModel : public Model {
+ public:
+  struct Options {
+    bool optimize_for_inference = false;
+    bool warm_up = true;
+  };
+
+  static StatusOr<std::shared_ptr<TorchModel>> Load(const LoadOptions& load,
+                                                    const Options& options);
+
+  StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
+
+  bool frozen() const { return frozen_; }
+
+ private:
+  TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen);
+
+  StatusOr<std::vector<c10::IValue>> ToArguments(const std::vector<NamedTensor>& inputs) const;
+  StatusOr<std::vector<NamedTensor>> FromResult(const c10::IValue& result) const;
+  StatusOr<NamedTensor> ToOutput(std::string name, at::Tensor tensor,
+                                 const config::TensorSpec* spec) const;
+  // Runs forward twice on zero inputs of batch 1, when every input is known.
+  void WarmUp();
+
+  ::torch::jit::Module module_;  // forward() is safe to call concurrently
+  const config::ModelConfig config_;
+  const bool bf16_;
+  const bool frozen_;
+};
+
+}  // namespace inferd::backend
