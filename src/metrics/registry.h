@@ -4,6 +4,10 @@
 // Get* returns a reference that stays valid for the registry's lifetime; look a
 // series up once and keep the reference on hot paths. Updates are lock-free
 // (atomics); Get* and Render take a mutex. All methods are thread-safe.
+// Names must be valid Prometheus names; a name keeps the type it was first
+// registered with (asking for it as another type is a programming error: debug
+// builds assert, release builds return a series that is never rendered).
+// Label values may hold any text: rendering escapes them.
 #pragma once
 
 #include <atomic>
@@ -38,6 +42,7 @@ class Gauge {
 
 class Histogram {
  public:
+  // Bounds are sorted and deduplicated; +Inf is implicit.
   explicit Histogram(std::vector<double> upper_bounds);
   void Observe(double v);
   const std::vector<double>& upper_bounds() const { return bounds_; }
