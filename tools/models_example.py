@@ -1,0 +1,86 @@
+"""The example model store for make_models.py: digits_cnn, resnet18,
+mobilenet_v3_small and (for benchmarks) resnet50.
+
+config.yaml and labels.txt are committed under examples/model-store/<model>/;
+they are copied into the store when it is another folder. The torchvision
+models have random weights (seeded): they exercise the server, not accuracy.
+Each also gets reference.npz (a seeded input and PyTorch's output for it) so
+that end-to-end tests can compare the server's answer with PyTorch's.
+"""
+
+import os
+import shutil
+import time
+
+import models_digits
+
+TORCHVISION = {
+    "resnet18": ("resnet18", "ResNet18_Weights"),
+    "mobilenet_v3_small": ("mobilenet_v3_small", "MobileNet_V3_Small_Weights"),
+    "resnet50": ("resnet50", "ResNet50_Weights"),
+}
+
+
+def log(msg):
+    print(f"make_models: {msg}", flush=True)
+
+
+def write_labels(configs_dir, model):
+    """ImageNet category names ship in torchvision's weight metadata (no download)."""
+    import torchvision
+
+    path = os.path.join(configs_dir, model, "labels.txt")
+    if os.path.exists(path):
+        return
+    weights = getattr(torchvision.models, TORCHVISION[model][1]).IMAGENET1K_V1
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(weights.meta["categories"]) + "\n")
+
+
+def copy_committed(configs_dir, store, model):
+    src_dir, dst_dir = os.path.join(configs_dir, model), os.path.join(store, model)
+    os.makedirs(dst_dir, exist_ok=True)
+    if os.path.realpath(src_dir) == os.path.realpath(dst_dir):
+        return
+    for name in ("config.yaml", "labels.txt"):
+        if os.path.exists(os.path.join(src_dir, name)):
+            shutil.copyfile(os.path.join(src_dir, name), os.path.join(dst_dir, name))
+
+
+def build_torchvision(model_dir, model):
+    import numpy as np
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    net = getattr(torchvision.models, TORCHVISION[model][0])(weights=None).eval()
+    example = torch.rand(1, 3, 224, 224, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        traced = torch.jit.trace(net, example)
+        expected = net(example)
+    os.makedirs(os.path.join(model_dir, "1"), exist_ok=True)
+    traced.save(os.path.join(model_dir, "1", "model.pt"))
+    np.savez(os.path.join(model_dir, "reference.npz"), input=example.numpy(),
+             output=expected.numpy())
+
+
+def build(store, configs_dir, models, force, threads):
+    import torch
+
+    torch.set_num_threads(threads)
+    os.makedirs(store, exist_ok=True)
+    for model in models:
+        started = time.time()
+        if model in TORCHVISION:
+            write_labels(configs_dir, model)
+        copy_committed(configs_dir, store, model)
+        model_dir = os.path.join(store, model)
+        if os.path.exists(os.path.join(model_dir, "1", "model.pt")) and not force:
+            log(f"{model}: exists, skipped (--force rebuilds)")
+            continue
+        if model == "digits_cnn":
+            models_digits.build(model_dir, log)
+        else:
+            build_torchvision(model_dir, model)
+        log(f"{model}: written in {time.time() - started:.1f} s")
