@@ -39,8 +39,19 @@ def write_labels(configs_dir, model):
 
 
 def copy_committed(configs_dir, store, model):
-    src_dir, dst_dir = os.path.join(configs_dir, model), os.path.join(store, model)
+    dst_dir = os.path.join(store, model)
     os.makedirs(dst_dir, exist_ok=True)
+    if model == "resnet50":
+        # Optional (benchmarks only), so not committed: it would be a model with
+        # no version in every store. It shares resnet18's interface and labels.
+        with open(os.path.join(configs_dir, "resnet18", "config.yaml")) as f:
+            text = f.read().replace("ResNet-18", "ResNet-50")
+        with open(os.path.join(dst_dir, "config.yaml"), "w") as f:
+            f.write(text)
+        shutil.copyfile(os.path.join(configs_dir, "resnet18", "labels.txt"),
+                        os.path.join(dst_dir, "labels.txt"))
+        return
+    src_dir = os.path.join(configs_dir, model)
     if os.path.realpath(src_dir) == os.path.realpath(dst_dir):
         return
     for name in ("config.yaml", "labels.txt"):
@@ -72,7 +83,7 @@ def build(store, configs_dir, models, force, threads):
     os.makedirs(store, exist_ok=True)
     for model in models:
         started = time.time()
-        if model in TORCHVISION:
+        if model in TORCHVISION and model != "resnet50":
             write_labels(configs_dir, model)
         copy_committed(configs_dir, store, model)
         model_dir = os.path.join(store, model)
