@@ -73,10 +73,11 @@ class Scheduler {
   // (draining or model removed).
   Status Enqueue(ModelQueue& queue, InferenceRequest request, Completion done);
 
-  // Refuses new requests from now on (kUnavailable) and waits until every
-  // queued and running request has completed or `deadline` passes. Returns
-  // true when all completed.
-  bool Drain(TimePoint deadline);
+  // Refuses new requests from now on (kUnavailable); returns at once.
+  void StopAccepting();
+  // Waits until every queued and running request has completed or `deadline`
+  // passes. Returns true when all completed.
+  bool WaitIdle(TimePoint deadline);
 
   size_t num_executors() const;
   // Requests queued (not yet running) for one model.

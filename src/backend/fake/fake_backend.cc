@@ -1,0 +1,65 @@
+#include "backend/fake/fake_backend.h"
+
+namespace inferd::backend {
+
+StatusOr<std::vector<NamedTensor>> FakeModel::Execute(const std::vector<NamedTensor>& inputs) {
+  std::unique_lock<std::mutex> lock(mu_);
+  calls_.push_back(inputs);
+  ++running_;
+  max_running_ = std::max(max_running_, running_);
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return !gate_closed_; });
+  --running_;
+  if (!fail_.ok()) return fail_;
+  std::vector<NamedTensor> out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string name = i < config_.outputs.size() ? config_.outputs[i].name
+                                                  : "output" + std::to_string(i);
+    out.push_back({name, inputs[i].tensor});
+  }
+  return out;
+}
+
+void FakeModel::FailWith(Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_ = std::move(status);
+}
+
+void FakeModel::CloseGate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_closed_ = true;
+}
+
+void FakeModel::OpenGate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_closed_ = false;
+  cv_.notify_all();
+}
+
+void FakeModel::WaitForCalls(size_t n) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return calls_.size() >= n; });
+}
+
+std::vector<int64_t> FakeModel::batch_sizes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int64_t> sizes;
+  for (const auto& c : calls_) sizes.push_back(c.empty() ? 0 : c[0].tensor.shape()[0]);
+  return sizes;
+}
+
+std::vector<std::vector<NamedTensor>> FakeModel::calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return calls_;
+}
+
+int FakeModel::max_concurrent() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return max_running_;
+}
+
+StatusOr<std::shared_ptr<Model>> FakeBackend::Load(const LoadOptions& options) {
+  return std::shared_ptr<Model>(std::make_shared<FakeModel>(options.config));
+}
+
+}  // namespace inferd::backend

@@ -1,0 +1,34 @@
+// Batch assembly: joins the inputs of a batch's requests along the batch dim
+// (padding variable dims with the input's pad_value where they differ) and
+// splits the outputs back per request (cutting padded dims back to each
+// request's own length where an output follows that dim).
+// Pure functions; thread-safe; inputs are never modified.
+#pragma once
+
+#include <vector>
+
+#include "common/status.h"
+#include "common/tensor.h"
+#include "config/model_config.h"
+
+namespace inferd::scheduler {
+
+struct AssembledBatch {
+  std::vector<NamedTensor> inputs;          // batch dim = sum of items
+  std::vector<int> items;                   // per request
+  // Per request, per input, the request's own (unpadded) shape.
+  std::vector<std::vector<Shape>> own_shapes;
+  bool padded = false;
+};
+
+// `requests[r]` are validated inputs in config order. A single request's
+// tensors are passed through without a copy.
+StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
+                                       const std::vector<const std::vector<NamedTensor>*>& requests);
+
+// Splits batched outputs into one output list per request.
+StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(
+    const config::ModelConfig& config, const AssembledBatch& batch,
+    const std::vector<NamedTensor>& outputs);
+
+}  // namespace inferd::scheduler

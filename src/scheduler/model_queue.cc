@@ -1,0 +1,160 @@
+#include "scheduler/model_queue.h"
+
+#include <algorithm>
+
+namespace inferd::scheduler {
+
+ModelQueue::ModelQueue(ModelSpec spec) : spec_(std::move(spec)) {}
+
+Status ModelQueue::Push(QueuedRequest entry) {
+  if (static_cast<int>(size_) >= spec_.config.max_queue_size) {
+    return ResourceExhausted("model '" + spec_.name + "' is overloaded: its queue holds " +
+                             std::to_string(size_) + " requests (max_queue_size); retry later");
+  }
+  entry.seq = next_seq_++;
+  levels_[entry.request.priority].push_back(std::move(entry));
+  ++size_;
+  return Status::Ok();
+}
+
+void ModelQueue::TakeExpired(TimePoint now, std::vector<QueuedRequest>* expired,
+                             std::vector<QueuedRequest>* cancelled) {
+  for (auto& [level, q] : levels_) {
+    for (auto it = q.begin(); it != q.end();) {
+      const bool is_expired = it->request.deadline <= now;
+      const bool is_cancelled = !is_expired && it->request.is_cancelled && it->request.is_cancelled();
+      if (is_expired || is_cancelled) {
+        (is_expired ? expired : cancelled)->push_back(std::move(*it));
+        it = q.erase(it);
+        --size_;
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+std::optional<std::pair<int, TimePoint>> ModelQueue::HeadKey() const {
+  for (const auto& [level, q] : levels_) {
+    if (!q.empty()) return std::make_pair(level, q.front().request.enqueue_time);
+  }
+  return std::nullopt;
+}
+
+TimePoint ModelQueue::EarliestDeadline() const {
+  TimePoint earliest = TimePoint::max();
+  for (const auto& [level, q] : levels_) {
+    for (const auto& e : q) earliest = std::min(earliest, e.request.deadline);
+  }
+  return earliest;
+}
+
+bool ModelQueue::Compatible(const InferenceRequest& head, const InferenceRequest& other) const {
+  if (head.raw.empty() != other.raw.empty()) return false;
+  if (!head.raw.empty()) return true;  // preprocessing makes equal shapes per model
+  for (size_t i = 0; i < head.inputs.size(); ++i) {
+    const Shape& a = head.inputs[i].tensor.shape();
+    const Shape& b = other.inputs[i].tensor.shape();
+    if (std::equal(a.begin() + 1, a.end(), b.begin() + 1, b.end())) continue;
+    if (!spec_.config.inputs[i].pad_value.has_value()) return false;
+  }
+  return true;
+}
+
+int ModelQueue::CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int limit) const {
+  const InferenceRequest* head = nullptr;
+  int items = 0;
+  for (const auto& [level, q] : levels_) {
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (!head) head = &q[i].request;
+      if (items + q[i].items > limit) return items;
+      if (!Compatible(*head, q[i].request)) continue;
+      items += q[i].items;
+      if (picks) picks->emplace_back(level, i);
+    }
+  }
+  return items;
+}
+
+std::optional<TimePoint> ModelQueue::ReadyTime() const {
+  auto head = HeadKey();
+  if (!head) return std::nullopt;
+  const auto& db = spec_.config.dynamic_batching;
+  const int max_items = spec_.config.max_batch_size;
+  if (max_items <= 1 || db.max_queue_delay_us <= 0) return head->second;
+  const int items = CompatibleItems(nullptr, max_items);
+  int largest_preferred = 0;
+  for (int p : db.preferred_batch_sizes) largest_preferred = std::max(largest_preferred, p);
+  if (items >= max_items || (largest_preferred > 0 && items >= largest_preferred)) {
+    return head->second;
+  }
+  return head->second + std::chrono::microseconds(db.max_queue_delay_us);
+}
+
+Batch ModelQueue::TakeBatch(TimePoint now) {
+  Batch batch;
+  const auto& db = spec_.config.dynamic_batching;
+  int limit = std::max(1, spec_.config.max_batch_size);
+  auto head = HeadKey();
+  if (!head) return batch;
+  // Before the delay has passed a batch is ready only because it reached a
+  // preferred size: take exactly the largest preferred size that is available.
+  const bool delay_passed =
+      head->second + std::chrono::microseconds(db.max_queue_delay_us) <= now;
+  if (!delay_passed && !db.preferred_batch_sizes.empty()) {
+    const int available = CompatibleItems(nullptr, limit);
+    int best = 0;
+    for (int p : db.preferred_batch_sizes) {
+      if (p <= available) best = std::max(best, p);
+    }
+    if (best > 0) limit = best;
+  }
+  std::vector<std::pair<int, size_t>> picks;
+  CompatibleItems(&picks, limit);
+  if (picks.empty()) {
+    // The head alone carries more items than the preferred size: never stall
+    // the queue, run the head by itself.
+    for (const auto& [level, q] : levels_) {
+      if (!q.empty()) {
+        picks.emplace_back(level, 0);
+        break;
+      }
+    }
+  }
+  // Erase from the back so earlier indices stay valid.
+  std::vector<QueuedRequest> taken;
+  for (auto it = picks.rbegin(); it != picks.rend(); ++it) {
+    auto& q = levels_[it->first];
+    taken.push_back(std::move(q[it->second]));
+    q.erase(q.begin() + static_cast<std::ptrdiff_t>(it->second));
+    --size_;
+  }
+  std::reverse(taken.begin(), taken.end());
+  for (auto& t : taken) {
+    batch.items += t.items;
+    batch.requests.push_back(std::move(t));
+  }
+  for (auto it = levels_.begin(); it != levels_.end();) {
+    it = it->second.empty() ? levels_.erase(it) : std::next(it);
+  }
+  return batch;
+}
+
+std::vector<QueuedRequest> ModelQueue::TakeAll() {
+  std::vector<QueuedRequest> all;
+  for (auto& [level, q] : levels_) {
+    for (auto& e : q) all.push_back(std::move(e));
+  }
+  levels_.clear();
+  size_ = 0;
+  return all;
+}
+
+bool ModelQueue::CanStartOn(int executor_id) const {
+  if (spec_.max_concurrency > 0 && running >= spec_.max_concurrency) return false;
+  if (spec_.executor_ids.empty()) return true;
+  return std::find(spec_.executor_ids.begin(), spec_.executor_ids.end(), executor_id) !=
+         spec_.executor_ids.end();
+}
+
+}  // namespace inferd::scheduler

@@ -1,0 +1,88 @@
+// ModelQueue: one model version's bounded queue and its batch formation policy.
+//
+// Pure logic with time passed in (no clock, no threads), so that batch
+// formation is unit-tested with an injected time and no sleeps. The Scheduler
+// owns the locking: every method must be called with the scheduler's mutex
+// held. Requests are ordered by priority level (lower first), then arrival.
+//
+// A batch is ready when the queue's head request has waited
+// max_queue_delay_us, or the compatible requests at the head fill
+// max_batch_size, or they reach the largest preferred batch size, or the model
+// has no delay configured. Requests join a batch when their non-batch shapes
+// equal the head's, or when every input whose shape differs declares a
+// pad_value (then the batch is padded to the largest).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "config/model_config.h"
+#include "scheduler/inference_request.h"
+#include "scheduler/scheduler.h"
+
+namespace inferd::scheduler {
+
+struct QueuedRequest {
+  InferenceRequest request;
+  Completion done;
+  int items = 1;  // batch items this request carries
+  uint64_t seq = 0;
+};
+
+// What one executor runs: requests of one model, in order.
+struct Batch {
+  std::vector<QueuedRequest> requests;
+  int items = 0;
+};
+
+class ModelQueue {
+ public:
+  explicit ModelQueue(ModelSpec spec);
+
+  const ModelSpec& spec() const { return spec_; }
+  const config::ModelConfig& config() const { return spec_.config; }
+
+  // Fails with kResourceExhausted when max_queue_size requests are queued.
+  Status Push(QueuedRequest entry);
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // Removes requests whose deadline passed or whose client went away.
+  void TakeExpired(TimePoint now, std::vector<QueuedRequest>* expired,
+                   std::vector<QueuedRequest>* cancelled);
+
+  // When a batch will be ready (<= now: ready now); nullopt when empty.
+  std::optional<TimePoint> ReadyTime() const;
+  // The earliest deadline of any queued request (TimePoint::max() if none).
+  TimePoint EarliestDeadline() const;
+  // Arrival of the head request, for fairness between models.
+  std::optional<std::pair<int, TimePoint>> HeadKey() const;
+
+  // Forms the next batch; call when ReadyTime() <= now.
+  Batch TakeBatch(TimePoint now);
+  // Empties the queue (shutdown).
+  std::vector<QueuedRequest> TakeAll();
+
+  // Executors running this model now, and whether one more may start.
+  int running = 0;
+  bool removed = false;
+  bool CanStartOn(int executor_id) const;
+
+ private:
+  // Requests compatible with `head` at the front, in order, up to max items;
+  // returns their total items and positions (level, index).
+  int CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int limit) const;
+  bool Compatible(const InferenceRequest& head, const InferenceRequest& other) const;
+
+  ModelSpec spec_;
+  std::map<int, std::deque<QueuedRequest>> levels_;  // priority level -> FIFO
+  size_t size_ = 0;
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace inferd::scheduler

@@ -1,0 +1,279 @@
+#include "scheduler/scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "scheduler/batch_assembly.h"
+#include "scheduler/model_queue.h"
+#include "scheduler/request_validation.h"
+
+namespace inferd::scheduler {
+namespace {
+
+int64_t MicrosBetween(TimePoint a, TimePoint b) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
+}
+
+}  // namespace
+
+class Scheduler::Impl {
+ public:
+  explicit Impl(const Options& options) : options_(options) {}
+
+  ~Impl() { Stop(); }
+
+  void Start() {
+    for (size_t i = 0; i < options_.executors.size(); ++i) {
+      threads_.emplace_back([this, i] { ExecutorLoop(static_cast<int>(i)); });
+    }
+  }
+
+  void Stop() {
+    std::vector<QueuedRequest> orphans;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      stopping_ = true;
+      for (auto& q : queues_) {
+        for (auto& r : q->TakeAll()) orphans.push_back(std::move(r));
+      }
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    for (auto& r : orphans) r.done(Unavailable("server is shutting down"));
+  }
+
+  std::shared_ptr<ModelQueue> AddModel(ModelSpec spec) {
+    auto q = std::make_shared<ModelQueue>(std::move(spec));
+    std::lock_guard<std::mutex> lock(mu_);
+    queues_.push_back(q);
+    return q;
+  }
+
+  void RemoveModel(const std::shared_ptr<ModelQueue>& queue) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue->removed = true;
+    // It stays in queues_ until its last queued request has run.
+  }
+
+  Status Enqueue(ModelQueue& queue, InferenceRequest request, Completion done) {
+    ASSIGN_OR_RETURN(int items,
+                     ValidateRequest(queue.config(), static_cast<bool>(queue.spec().hooks.preprocess),
+                                     &request));
+    request.enqueue_time = options_.clock->Now();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (draining_ || stopping_) return Unavailable("server is draining: not accepting requests");
+      if (queue.removed) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
+      RETURN_IF_ERROR(queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0}));
+      ++outstanding_;
+    }
+    cv_.notify_one();
+    return Status::Ok();
+  }
+
+  void StopAccepting() {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+  }
+
+  bool WaitIdle(TimePoint deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (outstanding_ > 0) {
+      if (options_.clock->Now() >= deadline) return false;
+      idle_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+
+  size_t QueueDepth(const ModelQueue& queue) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue.size();
+  }
+
+  size_t num_executors() const { return options_.executors.size(); }
+
+ private:
+  // Picks the ready queue this executor should serve: highest priority head
+  // first, then the longest-waiting head, across all models.
+  ModelQueue* PickReady(int executor, TimePoint now, TimePoint* next_wake) {
+    ModelQueue* best = nullptr;
+    std::pair<int, TimePoint> best_key;
+    for (auto& q : queues_) {
+      if (q->empty()) continue;
+      *next_wake = std::min(*next_wake, q->EarliestDeadline());
+      if (!q->CanStartOn(executor)) continue;
+      auto ready = q->ReadyTime();
+      if (*ready > now) {
+        *next_wake = std::min(*next_wake, *ready);
+        continue;
+      }
+      auto key = *q->HeadKey();
+      if (!best || key < best_key) {
+        best = q.get();
+        best_key = key;
+      }
+    }
+    return best;
+  }
+
+  void ExecutorLoop(int id) {
+    const ExecutorSpec& spec = options_.executors[static_cast<size_t>(id)];
+    if (options_.backend) options_.backend->InitExecutorThread(spec.cores, spec.num_threads);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      const TimePoint now = options_.clock->Now();
+      std::vector<QueuedRequest> expired, cancelled;
+      for (auto& q : queues_) q->TakeExpired(now, &expired, &cancelled);
+      if (!expired.empty() || !cancelled.empty()) {
+        lock.unlock();
+        for (auto& r : expired) {
+          r.done(DeadlineExceeded("request waited " +
+                                  std::to_string(MicrosBetween(r.request.enqueue_time, now) / 1000) +
+                                  " ms in the queue and passed its deadline before compute"));
+        }
+        for (auto& r : cancelled) r.done(Cancelled("client went away before compute"));
+        lock.lock();
+        Finish(expired.size() + cancelled.size());
+        continue;
+      }
+      if (stopping_) return;
+      TimePoint wake = TimePoint::max();
+      ModelQueue* q = PickReady(id, now, &wake);
+      if (!q) {
+        PruneRemoved();
+        if (wake == TimePoint::max()) {
+          cv_.wait(lock);
+        } else {
+          cv_.wait_for(lock, wake - now);
+        }
+        continue;
+      }
+      Batch batch = q->TakeBatch(now);
+      ++q->running;
+      // Hold the queue (and its model) alive while running unlocked.
+      std::shared_ptr<ModelQueue> hold = Find(q);
+      lock.unlock();
+      const size_t n = batch.requests.size();
+      RunBatch(*q, std::move(batch), now);
+      lock.lock();
+      --q->running;
+      Finish(n);
+      cv_.notify_all();  // a concurrency slot freed; other executors may start
+    }
+  }
+
+  std::shared_ptr<ModelQueue> Find(ModelQueue* q) {
+    for (auto& s : queues_) {
+      if (s.get() == q) return s;
+    }
+    return nullptr;
+  }
+
+  void PruneRemoved() {
+    queues_.erase(std::remove_if(queues_.begin(), queues_.end(),
+                                 [](const std::shared_ptr<ModelQueue>& q) {
+                                   return q->removed && q->empty() && q->running == 0;
+                                 }),
+                  queues_.end());
+  }
+
+  void Finish(size_t n) {
+    outstanding_ -= n;
+    if (outstanding_ == 0) idle_cv_.notify_all();
+  }
+
+  void RunBatch(ModelQueue& q, Batch batch, TimePoint start) {
+    const ModelSpec& spec = q.spec();
+    // Pre-processing, per request; a request that fails is answered alone.
+    std::vector<QueuedRequest*> live;
+    for (auto& r : batch.requests) {
+      if (!r.request.raw.empty() && spec.hooks.preprocess) {
+        Status st = spec.hooks.preprocess(r.request);
+        if (!st.ok()) {
+          r.done(st);
+          continue;
+        }
+      }
+      live.push_back(&r);
+    }
+    if (live.empty()) return;
+    std::vector<const std::vector<NamedTensor>*> inputs;
+    for (auto* r : live) inputs.push_back(&r->request.inputs);
+    auto assembled = AssembleBatch(spec.config, inputs);
+    if (!assembled.ok()) {
+      for (auto* r : live) r->done(assembled.status());
+      return;
+    }
+    int items = 0;
+    for (int n : assembled->items) items += n;
+    const TimePoint compute_start = options_.clock->Now();
+    auto outputs = spec.model->Execute(assembled->inputs);
+    const TimePoint compute_end = options_.clock->Now();
+    if (!outputs.ok()) {
+      Status st = outputs.status().WithContext("model '" + spec.name + "'");
+      for (auto* r : live) r->done(st);
+      return;
+    }
+    auto split = SplitOutputs(spec.config, *assembled, *outputs);
+    if (!split.ok()) {
+      for (auto* r : live) r->done(split.status().WithContext("model '" + spec.name + "'"));
+      return;
+    }
+    for (size_t i = 0; i < live.size(); ++i) {
+      InferenceResponse response;
+      response.id = live[i]->request.id;
+      response.outputs = std::move((*split)[i]);
+      response.queue_us = MicrosBetween(live[i]->request.enqueue_time, start);
+      response.compute_us = MicrosBetween(compute_start, compute_end);
+      response.batch_size = items;
+      if (spec.hooks.postprocess) {
+        Status st = spec.hooks.postprocess(response);
+        if (!st.ok()) {
+          live[i]->done(st);
+          continue;
+        }
+      }
+      live[i]->done(std::move(response));
+    }
+  }
+
+  Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;       // work arrived, or a slot freed
+  std::condition_variable idle_cv_;  // outstanding_ reached 0
+  std::vector<std::shared_ptr<ModelQueue>> queues_;  // guarded by mu_
+  size_t outstanding_ = 0;                           // guarded by mu_: queued + running
+  bool draining_ = false;                            // guarded by mu_
+  bool stopping_ = false;                            // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Options& options) {
+  if (options.executors.empty()) return InvalidArgument("the scheduler needs at least one executor");
+  if (!options.clock) return InvalidArgument("the scheduler needs a clock");
+  auto impl = std::make_unique<Impl>(options);
+  impl->Start();
+  return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+
+Scheduler::Scheduler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Scheduler::~Scheduler() = default;
+
+std::shared_ptr<ModelQueue> Scheduler::AddModel(ModelSpec spec) {
+  return impl_->AddModel(std::move(spec));
+}
+void Scheduler::RemoveModel(const std::shared_ptr<ModelQueue>& queue) { impl_->RemoveModel(queue); }
+Status Scheduler::Enqueue(ModelQueue& queue, InferenceRequest request, Completion done) {
+  return impl_->Enqueue(queue, std::move(request), std::move(done));
+}
+void Scheduler::StopAccepting() { impl_->StopAccepting(); }
+bool Scheduler::WaitIdle(TimePoint deadline) { return impl_->WaitIdle(deadline); }
+size_t Scheduler::num_executors() const { return impl_->num_executors(); }
+size_t Scheduler::QueueDepth(const ModelQueue& queue) const { return impl_->QueueDepth(queue); }
+
+}  // namespace inferd::scheduler

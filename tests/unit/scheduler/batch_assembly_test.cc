@@ -1,0 +1,74 @@
+#include "scheduler/batch_assembly.h"
+
+#include <gtest/gtest.h>
+
+#include "unit/scheduler/test_util.h"
+
+namespace inferd::scheduler {
+namespace {
+
+using testing::Config;
+using testing::FloatTensor;
+using testing::Floats;
+
+TEST(BatchAssemblyTest, SingleRequestPassesThroughWithoutCopy) {
+  std::vector<NamedTensor> a = {{"x", FloatTensor({2, 2})}};
+  auto b = AssembleBatch(Config(8), {&a});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->inputs[0].tensor.data(), a[0].tensor.data());
+}
+
+TEST(BatchAssemblyTest, ConcatenatesAndSplitsBack) {
+  std::vector<NamedTensor> a = {{"x", FloatTensor({1, 2}, 0)}};
+  std::vector<NamedTensor> b = {{"x", FloatTensor({2, 2}, 10)}};
+  auto batch = AssembleBatch(Config(8), {&a, &b});
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(batch->inputs[0].tensor.shape(), (Shape{3, 2}));
+  EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{0, 1, 10, 11, 12, 13}));
+  auto split = SplitOutputs(Config(8), *batch, {{"y", batch->inputs[0].tensor}});
+  ASSERT_TRUE(split.ok());
+  ASSERT_EQ(split->size(), 2u);
+  EXPECT_EQ(Floats((*split)[0][0].tensor), (std::vector<float>{0, 1}));
+  EXPECT_EQ((*split)[1][0].tensor.shape(), (Shape{2, 2}));
+  EXPECT_EQ(Floats((*split)[1][0].tensor), (std::vector<float>{10, 11, 12, 13}));
+}
+
+TEST(BatchAssemblyTest, PadsToTheLongestAndCutsOutputsBack) {
+  auto c = Config(8, 0, {-1});
+  c.inputs[0].pad_value = -1;
+  std::vector<NamedTensor> a = {{"x", FloatTensor({1, 2}, 0)}};
+  std::vector<NamedTensor> b = {{"x", FloatTensor({1, 3}, 10)}};
+  auto batch = AssembleBatch(c, {&a, &b});
+  ASSERT_TRUE(batch.ok());
+  EXPECT_TRUE(batch->padded);
+  EXPECT_EQ(batch->inputs[0].tensor.shape(), (Shape{2, 3}));
+  EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{0, 1, -1, 10, 11, 12}));
+  auto split = SplitOutputs(c, *batch, {{"y", batch->inputs[0].tensor}});
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(Floats((*split)[0][0].tensor), (std::vector<float>{0, 1}));
+  EXPECT_EQ(Floats((*split)[1][0].tensor), (std::vector<float>{10, 11, 12}));
+}
+
+TEST(BatchAssemblyTest, PadsInnerDimsOfRank3) {
+  auto c = Config(8, 0, {-1, 2});
+  c.inputs[0].pad_value = 0;
+  std::vector<NamedTensor> a = {{"x", FloatTensor({1, 1, 2}, 1)}};
+  std::vector<NamedTensor> b = {{"x", FloatTensor({1, 2, 2}, 5)}};
+  auto batch = AssembleBatch(c, {&a, &b});
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{1, 2, 0, 0, 5, 6, 7, 8}));
+}
+
+TEST(BatchAssemblyTest, OutputWithoutBatchDimIsAnError) {
+  std::vector<NamedTensor> a = {{"x", FloatTensor({1, 2})}};
+  std::vector<NamedTensor> b = {{"x", FloatTensor({1, 2})}};
+  auto batch = AssembleBatch(Config(8), {&a, &b});
+  ASSERT_TRUE(batch.ok());
+  auto split = SplitOutputs(Config(8), *batch, {{"y", FloatTensor({5})}});
+  ASSERT_FALSE(split.ok());
+  EXPECT_EQ(split.status().code(), StatusCode::kInternal);
+  EXPECT_NE(split.status().message().find("'y'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace inferd::scheduler

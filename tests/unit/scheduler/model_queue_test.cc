@@ -1,0 +1,155 @@
+#include "scheduler/model_queue.h"
+
+#include <gtest/gtest.h>
+
+#include "unit/scheduler/test_util.h"
+
+namespace inferd::scheduler {
+namespace {
+
+using testing::Config;
+using testing::FloatTensor;
+using std::chrono::microseconds;
+
+const TimePoint kT0 = TimePoint() + std::chrono::seconds(100);
+
+QueuedRequest Req(Shape shape, TimePoint t, int priority = 0, TimePoint deadline = TimePoint::max()) {
+  QueuedRequest q;
+  q.request.inputs.push_back({"x", FloatTensor(shape)});
+  q.request.enqueue_time = t;
+  q.request.deadline = deadline;
+  q.request.priority = priority;
+  q.items = static_cast<int>(shape[0]);
+  q.done = [](StatusOr<InferenceResponse>) {};
+  return q;
+}
+
+ModelQueue MakeQueue(config::ModelConfig c) {
+  ModelSpec spec;
+  spec.name = "m:1";
+  spec.config = std::move(c);
+  return ModelQueue(std::move(spec));
+}
+
+TEST(ModelQueueTest, NoDelayIsReadyAtOnceAndTakesWhatIsQueued) {
+  auto q = MakeQueue(Config(8, 0));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0);
+  Batch b = q.TakeBatch(kT0);
+  EXPECT_EQ(b.items, 2);
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(q.ReadyTime().has_value());
+}
+
+TEST(ModelQueueTest, WaitsForTheDelayUnlessFull) {
+  auto q = MakeQueue(Config(4, 2000));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0 + microseconds(2000));
+  ASSERT_TRUE(q.Push(Req({2, 2}, kT0 + microseconds(10))).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0 + microseconds(2000));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0 + microseconds(20))).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0) << "4 items fill max_batch_size: ready at once";
+  Batch b = q.TakeBatch(kT0 + microseconds(20));
+  EXPECT_EQ(b.items, 4);
+  EXPECT_EQ(b.requests.size(), 3u);
+}
+
+TEST(ModelQueueTest, NeverExceedsMaxBatchSize) {
+  auto q = MakeQueue(Config(4, 100));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(q.Push(Req({3, 2}, kT0)).ok());
+  Batch b = q.TakeBatch(kT0 + microseconds(100));
+  EXPECT_EQ(b.items, 3);
+  EXPECT_EQ(q.size(), 2u);
+}
+
+TEST(ModelQueueTest, PreferredSizeMakesReadyEarlyAndIsTakenExactly) {
+  auto c = Config(8, 5000);
+  c.dynamic_batching.preferred_batch_sizes = {2, 4};
+  auto q = MakeQueue(c);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0 + microseconds(5000)) << "3 < largest preferred (4)";
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0);
+  Batch b = q.TakeBatch(kT0 + microseconds(1));
+  EXPECT_EQ(b.items, 4) << "the largest preferred size available, before the delay";
+  EXPECT_EQ(q.size(), 1u);
+  Batch rest = q.TakeBatch(kT0 + microseconds(5000));
+  EXPECT_EQ(rest.items, 1) << "after the delay whatever is queued";
+}
+
+TEST(ModelQueueTest, GroupsByShapeWithoutPadValue) {
+  auto q = MakeQueue(Config(8, 0, {-1}));
+  ASSERT_TRUE(q.Push(Req({1, 3}, kT0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 5}, kT0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 3}, kT0)).ok());
+  Batch b = q.TakeBatch(kT0);
+  ASSERT_EQ(b.items, 2);
+  EXPECT_EQ(b.requests[0].request.inputs[0].tensor.shape(), (Shape{1, 3}));
+  EXPECT_EQ(b.requests[1].request.inputs[0].tensor.shape(), (Shape{1, 3}));
+  Batch b2 = q.TakeBatch(kT0);
+  ASSERT_EQ(b2.items, 1);
+  EXPECT_EQ(b2.requests[0].request.inputs[0].tensor.shape(), (Shape{1, 5}));
+}
+
+TEST(ModelQueueTest, PadValueLetsShapesShareABatch) {
+  auto c = Config(8, 0, {-1});
+  c.inputs[0].pad_value = 0;
+  auto q = MakeQueue(c);
+  ASSERT_TRUE(q.Push(Req({1, 3}, kT0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 5}, kT0)).ok());
+  EXPECT_EQ(q.TakeBatch(kT0).items, 2);
+}
+
+TEST(ModelQueueTest, HigherPriorityGoesFirst) {
+  auto q = MakeQueue(Config(1, 0));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0, /*priority=*/2)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0 + microseconds(5), /*priority=*/1)).ok());
+  Batch b = q.TakeBatch(kT0 + microseconds(5));
+  ASSERT_EQ(b.requests.size(), 1u);
+  EXPECT_EQ(b.requests[0].request.priority, 1);
+  EXPECT_EQ(q.TakeBatch(kT0 + microseconds(5)).requests[0].request.priority, 2);
+}
+
+TEST(ModelQueueTest, FullQueueIsResourceExhausted) {
+  auto c = Config(1, 0);
+  c.max_queue_size = 2;
+  auto q = MakeQueue(c);
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  Status st = q.Push(Req({1, 2}, kT0));
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(st.message().find("queue"), std::string::npos);
+}
+
+TEST(ModelQueueTest, ExpiredAndCancelledAreTakenOut) {
+  auto q = MakeQueue(Config(8, 0));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0, 0, kT0 + microseconds(10))).ok());
+  auto cancelled = Req({1, 2}, kT0);
+  cancelled.request.is_cancelled = [] { return true; };
+  ASSERT_TRUE(q.Push(std::move(cancelled)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  std::vector<QueuedRequest> expired, gone;
+  q.TakeExpired(kT0 + microseconds(5), &expired, &gone);
+  EXPECT_EQ(expired.size(), 0u);
+  EXPECT_EQ(gone.size(), 1u);
+  q.TakeExpired(kT0 + microseconds(10), &expired, &gone);
+  EXPECT_EQ(expired.size(), 1u);
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_EQ(q.EarliestDeadline(), TimePoint::max());
+}
+
+TEST(ModelQueueTest, ConcurrencyCapAndExecutorSet) {
+  ModelSpec spec;
+  spec.config = Config(1);
+  spec.max_concurrency = 1;
+  spec.executor_ids = {1};
+  ModelQueue q(std::move(spec));
+  EXPECT_FALSE(q.CanStartOn(0));
+  EXPECT_TRUE(q.CanStartOn(1));
+  q.running = 1;
+  EXPECT_FALSE(q.CanStartOn(1));
+}
+
+}  // namespace
+}  // namespace inferd::scheduler

@@ -1,0 +1,189 @@
+#include "scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+
+#include "backend/fake/fake_backend.h"
+#include "unit/scheduler/test_util.h"
+
+namespace inferd::scheduler {
+namespace {
+
+using testing::Config;
+using testing::FloatTensor;
+using testing::Floats;
+
+class FakeClock : public Clock {
+ public:
+  TimePoint Now() const override { return TimePoint() + std::chrono::microseconds(now_us.load()); }
+  std::atomic<int64_t> now_us{1'000'000};
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void Start(config::ModelConfig config, int executors = 1, int max_concurrency = 0) {
+    Scheduler::Options opts;
+    opts.executors.assign(static_cast<size_t>(executors), ExecutorSpec{});
+    opts.clock = &clock_;
+    auto s = Scheduler::Create(opts);
+    ASSERT_TRUE(s.ok());
+    scheduler_ = std::move(*s);
+    model_ = std::make_shared<backend::FakeModel>(config);
+    ModelSpec spec;
+    spec.name = "m:1";
+    spec.config = config;
+    spec.model = model_;
+    spec.max_concurrency = max_concurrency;
+    queue_ = scheduler_->AddModel(std::move(spec));
+  }
+
+  std::future<StatusOr<InferenceResponse>> Submit(float start, int64_t items = 1,
+                                                  TimePoint deadline = TimePoint::max(),
+                                                  Status* enqueue_status = nullptr) {
+    auto promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+    auto future = promise->get_future();
+    InferenceRequest r;
+    r.inputs = {{"x", FloatTensor({items, 2}, start)}};
+    r.deadline = deadline;
+    Status st = scheduler_->Enqueue(*queue_, std::move(r), [promise](StatusOr<InferenceResponse> res) {
+      promise->set_value(std::move(res));
+    });
+    if (enqueue_status) *enqueue_status = st;
+    if (!st.ok()) promise->set_value(st);
+    return future;
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::shared_ptr<backend::FakeModel> model_;
+  std::shared_ptr<ModelQueue> queue_;
+};
+
+TEST_F(SchedulerTest, AnswersEachRequestWithItsOwnOutput) {
+  Start(Config(8));
+  auto f = Submit(5);
+  auto res = f.get();
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  ASSERT_EQ(res->outputs.size(), 1u);
+  EXPECT_EQ(res->outputs[0].name, "y");
+  EXPECT_EQ(Floats(res->outputs[0].tensor), (std::vector<float>{5, 6}));
+}
+
+TEST_F(SchedulerTest, RequestsQueuedWhileBusyRunAsOneBatch) {
+  Start(Config(8));
+  model_->CloseGate();
+  auto first = Submit(0);
+  model_->WaitForCalls(1);
+  std::vector<std::future<StatusOr<InferenceResponse>>> rest;
+  for (int i = 1; i <= 4; ++i) rest.push_back(Submit(static_cast<float>(i * 10)));
+  model_->OpenGate();
+  ASSERT_TRUE(first.get().ok());
+  for (int i = 0; i < 4; ++i) {
+    auto res = rest[static_cast<size_t>(i)].get();
+    ASSERT_TRUE(res.ok());
+    EXPECT_EQ(res->batch_size, 4);
+    const float start = static_cast<float>((i + 1) * 10);
+    EXPECT_EQ(Floats(res->outputs[0].tensor), (std::vector<float>{start, start + 1}));
+  }
+  EXPECT_EQ(model_->batch_sizes(), (std::vector<int64_t>{1, 4}));
+}
+
+TEST_F(SchedulerTest, ModelFailureAnswersTheBatchAndServingGoesOn) {
+  Start(Config(8));
+  model_->FailWith(Internal("forward() threw: boom"));
+  auto res = Submit(0).get();
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kInternal);
+  EXPECT_NE(res.status().message().find("model 'm:1': forward() threw: boom"), std::string::npos);
+  model_->FailWith(Status::Ok());
+  EXPECT_TRUE(Submit(0).get().ok());
+}
+
+TEST_F(SchedulerTest, FullQueueIsRefusedAtOnce) {
+  auto c = Config(1);
+  c.max_queue_size = 2;
+  Start(c);
+  model_->CloseGate();
+  auto running = Submit(0);
+  model_->WaitForCalls(1);
+  auto q1 = Submit(1);
+  auto q2 = Submit(2);
+  Status st;
+  auto refused = Submit(3, 1, TimePoint::max(), &st);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(scheduler_->QueueDepth(*queue_), 2u);
+  model_->OpenGate();
+  EXPECT_TRUE(running.get().ok());
+  EXPECT_TRUE(q1.get().ok());
+  EXPECT_TRUE(q2.get().ok());
+}
+
+TEST_F(SchedulerTest, ExpiredRequestIsDroppedBeforeCompute) {
+  Start(Config(1));
+  model_->CloseGate();
+  auto running = Submit(0);
+  model_->WaitForCalls(1);
+  auto late = Submit(1, 1, clock_.Now() + std::chrono::milliseconds(10));
+  clock_.now_us += 20'000;
+  model_->OpenGate();
+  EXPECT_TRUE(running.get().ok());
+  auto res = late.get();
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(model_->calls().size(), 1u) << "the expired request never reached the model";
+}
+
+TEST_F(SchedulerTest, BadRequestIsRefusedWithoutReachingTheModel) {
+  Start(Config(8));
+  InferenceRequest r;
+  r.inputs = {{"x", FloatTensor({1, 3})}};
+  Status st = scheduler_->Enqueue(*queue_, std::move(r), [](StatusOr<InferenceResponse>) {
+    ADD_FAILURE() << "completion must not run for a refused request";
+  });
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(model_->calls().empty());
+}
+
+TEST_F(SchedulerTest, DrainFinishesAcceptedWorkAndRefusesNew) {
+  Start(Config(1));
+  model_->CloseGate();
+  auto running = Submit(0);
+  model_->WaitForCalls(1);
+  auto queued = Submit(1);
+  scheduler_->StopAccepting();
+  Status st;
+  Submit(9, 1, TimePoint::max(), &st);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(scheduler_->WaitIdle(clock_.Now())) << "work is still queued";
+  model_->OpenGate();
+  EXPECT_TRUE(scheduler_->WaitIdle(TimePoint::max()));
+  EXPECT_TRUE(running.get().ok());
+  EXPECT_TRUE(queued.get().ok());
+}
+
+TEST_F(SchedulerTest, ExecutorsRunOneModelConcurrentlyUpToItsCap) {
+  Start(Config(1), /*executors=*/2, /*max_concurrency=*/2);
+  model_->CloseGate();
+  auto a = Submit(0);
+  auto b = Submit(1);
+  model_->WaitForCalls(2);  // both executors run the model at once
+  EXPECT_EQ(model_->max_concurrent(), 2);
+  model_->OpenGate();
+  EXPECT_TRUE(a.get().ok());
+  EXPECT_TRUE(b.get().ok());
+}
+
+TEST_F(SchedulerTest, ConcurrencyCapOfOneSerializes) {
+  auto c = Config(1);
+  c.max_queue_size = 64;
+  Start(c, /*executors=*/2, /*max_concurrency=*/1);
+  std::vector<std::future<StatusOr<InferenceResponse>>> fs;
+  for (int i = 0; i < 20; ++i) fs.push_back(Submit(static_cast<float>(i)));
+  for (auto& f : fs) EXPECT_TRUE(f.get().ok());
+  EXPECT_EQ(model_->max_concurrent(), 1);
+}
+
+}  // namespace
+}  // namespace inferd::scheduler
