@@ -1,0 +1,60 @@
+#include "pipeline/image_decoder.h"
+
+#include <string>
+
+#include <opencv2/imgcodecs.hpp>
+
+namespace inferd::pipeline {
+namespace {
+
+// Pillow's L24: L = (R*19595 + G*38470 + B*7471 + 0x8000) >> 16.
+cv::Mat ToLuma(const cv::Mat& bgr) {
+  cv::Mat gray(bgr.rows, bgr.cols, CV_8UC1);
+  for (int y = 0; y < bgr.rows; ++y) {
+    const uint8_t* in = bgr.ptr<uint8_t>(y);
+    uint8_t* out = gray.ptr<uint8_t>(y);
+    for (int x = 0; x < bgr.cols; ++x, in += 3) {
+      out[x] = static_cast<uint8_t>((in[2] * 19595u + in[1] * 38470u + in[0] * 7471u + 0x8000u) >> 16);
+    }
+  }
+  return gray;
+}
+
+}  // namespace
+
+StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& options) {
+  DecodedImage image;
+  ASSIGN_OR_RETURN(image.info, ProbeImage(bytes));
+  const ImageInfo& info = image.info;
+  const std::string format(ImageFormatName(info.format));
+  if (info.width <= 0 || info.height <= 0) {
+    return InvalidArgument(format + " image has zero size (" + std::to_string(info.width) + "x" +
+                           std::to_string(info.height) + ")");
+  }
+  if (info.width * info.height > options.max_pixels) {
+    return PayloadTooLarge(format + " image of " + std::to_string(info.width) + "x" +
+                           std::to_string(info.height) + " pixels is past the limit of " +
+                           std::to_string(options.max_pixels) + " pixels (preprocess.max_pixels)");
+  }
+  if (!info.complete) {
+    return InvalidArgument("truncated " + format + " image: no end-of-image marker after the scan");
+  }
+  cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
+                  const_cast<char*>(bytes.data()));  // imdecode only reads it
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(encoded, cv::IMREAD_COLOR);
+  } catch (const cv::Exception& e) {
+    return InvalidArgument("cannot decode " + format + " image: " + e.what());
+  }
+  if (decoded.empty()) {
+    return InvalidArgument("cannot decode " + format + " image (corrupt or truncated data)");
+  }
+  if (decoded.type() != CV_8UC3) {
+    return InvalidArgument("cannot decode " + format + " image: unexpected pixel type");
+  }
+  image.pixels = options.grayscale ? ToLuma(decoded) : std::move(decoded);
+  return image;
+}
+
+}  // namespace inferd::pipeline

@@ -1,0 +1,39 @@
+// DecodeImage: encoded JPEG/PNG/BMP/WebP bytes -> 8-bit pixels, refusing
+// oversized, truncated and undecodable images with a Status instead of an
+// exception or a half-grey picture.
+//
+// The pixel limit is checked on the header dimensions (ProbeImage) BEFORE any
+// pixel memory is allocated; the decoder runs only for images within it.
+// EXIF orientation is applied (cv::imdecode does this for IMREAD_COLOR in
+// OpenCV 4.6; checked by a unit test). Colour output is BGR, as OpenCV decodes it;
+// callers that want RGB swap channels when they write the tensor, not with a copy.
+// Grayscale output is PIL's convert("L") of the RGB pixels (ITU-R 601-2 luma
+// in Pillow's fixed point), so it matches torchvision pipelines bit for bit.
+// Pure function; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include <opencv2/core.hpp>
+
+#include "common/status.h"
+#include "pipeline/image_header.h"
+
+namespace inferd::pipeline {
+
+struct DecodeOptions {
+  int64_t max_pixels = 64LL * 1000 * 1000;  // width * height; larger answers kPayloadTooLarge
+  bool grayscale = false;                   // 1 channel (PIL "L") instead of 3 (BGR)
+};
+
+struct DecodedImage {
+  ImageInfo info;  // as the header says (before EXIF rotation)
+  cv::Mat pixels;  // CV_8UC3 BGR or CV_8UC1, after EXIF rotation
+};
+
+// kInvalidArgument: not an image, corrupt, truncated, zero-sized.
+// kPayloadTooLarge: more than max_pixels.
+StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& options);
+
+}  // namespace inferd::pipeline

@@ -1,0 +1,158 @@
+#include "pipeline/pil_resampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace inferd::pipeline {
+namespace {
+
+constexpr int kPrecisionBits = 32 - 8 - 2;  // Pillow's PRECISION_BITS
+
+// Per output index of one axis: the first source index, how many source
+// indices contribute, and their fixed-point weights (ksize per index).
+struct AxisCoefficients {
+  int ksize = 0;
+  std::vector<int> first;
+  std::vector<int> count;
+  std::vector<int32_t> weights;
+};
+
+double Triangle(double x) {
+  if (x < 0) x = -x;
+  return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+// Pillow's precompute_coeffs + normalize_coeffs_8bpc for outputs [begin, begin+n).
+AxisCoefficients ComputeCoefficients(int in_size, int out_size, int begin, int n) {
+  AxisCoefficients c;
+  double scale = static_cast<double>(in_size) / out_size;
+  double filterscale = scale < 1.0 ? 1.0 : scale;
+  double support = 1.0 * filterscale;
+  c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
+  c.first.resize(n);
+  c.count.resize(n);
+  c.weights.assign(static_cast<size_t>(n) * c.ksize, 0);
+  std::vector<double> k(c.ksize);
+  for (int i = 0; i < n; ++i) {
+    int xx = begin + i;
+    double center = (xx + 0.5) * scale;
+    double ss = 1.0 / filterscale;
+    int xmin = static_cast<int>(center - support + 0.5);
+    if (xmin < 0) xmin = 0;
+    int xmax = static_cast<int>(center + support + 0.5);
+    if (xmax > in_size) xmax = in_size;
+    xmax -= xmin;
+    double ww = 0.0;
+    for (int x = 0; x < xmax; ++x) {
+      k[x] = Triangle((x + xmin - center + 0.5) * ss);
+      ww += k[x];
+    }
+    int32_t* w = &c.weights[static_cast<size_t>(i) * c.ksize];
+    for (int x = 0; x < xmax; ++x) {
+      double v = ww != 0.0 ? k[x] / ww : k[x];
+      w[x] = v < 0 ? static_cast<int32_t>(-0.5 + v * (1 << kPrecisionBits))
+                   : static_cast<int32_t>(0.5 + v * (1 << kPrecisionBits));
+    }
+    c.first[i] = xmin;
+    c.count[i] = xmax;
+  }
+  return c;
+}
+
+inline uint8_t Clip8(int32_t v) {
+  if (v >= (1 << kPrecisionBits << 8)) return 255;
+  if (v <= 0) return 0;
+  return static_cast<uint8_t>(v >> kPrecisionBits);
+}
+
+// One row: out[i*ch + c] = sum_k row[(first+k)*ch + c] * w[k].
+template <int kChannels>
+void HorizontalRow(const uint8_t* row, const AxisCoefficients& c, int channels, uint8_t* out) {
+  const int ch = kChannels > 0 ? kChannels : channels;
+  const int n = static_cast<int>(c.first.size());
+  for (int i = 0; i < n; ++i) {
+    const int32_t* w = &c.weights[static_cast<size_t>(i) * c.ksize];
+    const uint8_t* p = row + static_cast<size_t>(c.first[i]) * ch;
+    int32_t acc[4] = {1 << (kPrecisionBits - 1), 1 << (kPrecisionBits - 1),
+                      1 << (kPrecisionBits - 1), 1 << (kPrecisionBits - 1)};
+    for (int k = 0; k < c.count[i]; ++k) {
+      for (int j = 0; j < ch; ++j) acc[j] += p[k * ch + j] * w[k];
+    }
+    for (int j = 0; j < ch; ++j) out[i * ch + j] = Clip8(acc[j]);
+  }
+}
+
+void Horizontal(const uint8_t* row, const AxisCoefficients& c, int channels, uint8_t* out) {
+  switch (channels) {
+    case 1: HorizontalRow<1>(row, c, channels, out); break;
+    case 3: HorizontalRow<3>(row, c, channels, out); break;
+    default: HorizontalRow<0>(row, c, channels, out); break;
+  }
+}
+
+}  // namespace
+
+void ResizeWindow(const uint8_t* src, const ResizeWindowSpec& s, uint8_t* dst,
+                  std::vector<uint8_t>* scratch) {
+  const int ch = s.channels;
+  const size_t row_bytes = static_cast<size_t>(s.window_width) * ch;
+  const bool horizontal = s.out_width != s.in_width;
+  const bool vertical = s.out_height != s.in_height;
+
+  AxisCoefficients vc;
+  int row_begin = s.y0, row_end = s.y0 + s.window_height;  // source rows needed
+  if (vertical) {
+    vc = ComputeCoefficients(s.in_height, s.out_height, s.y0, s.window_height);
+    row_begin = vc.first.front();
+    row_end = vc.first.back() + vc.count.back();
+    for (int i = 0; i < s.window_height; ++i) {
+      row_begin = std::min(row_begin, vc.first[i]);
+      row_end = std::max(row_end, vc.first[i] + vc.count[i]);
+    }
+  }
+
+  // Pass 1: the source rows the window needs, at the output width.
+  const uint8_t* rows;  // row r of the needed range at rows + (r - row_begin) * rows_stride
+  size_t rows_stride;
+  if (horizontal) {
+    AxisCoefficients hc = ComputeCoefficients(s.in_width, s.out_width, s.x0, s.window_width);
+    uint8_t* tmp = dst;
+    if (vertical) {
+      scratch->resize(static_cast<size_t>(row_end - row_begin) * row_bytes);
+      tmp = scratch->data();
+    }
+    for (int r = row_begin; r < row_end; ++r) {
+      Horizontal(src + static_cast<size_t>(r) * s.in_stride, hc, ch,
+                 tmp + static_cast<size_t>(r - row_begin) * row_bytes);
+    }
+    if (!vertical) return;
+    rows = tmp;
+    rows_stride = row_bytes;
+  } else {
+    rows = src + static_cast<size_t>(row_begin) * s.in_stride + static_cast<size_t>(s.x0) * ch;
+    rows_stride = s.in_stride;
+    if (!vertical) {
+      for (int r = 0; r < s.window_height; ++r) {
+        std::memcpy(dst + r * row_bytes, rows + r * rows_stride, row_bytes);
+      }
+      return;
+    }
+  }
+
+  // Pass 2: vertical, accumulating whole rows so the inner loop is contiguous.
+  std::vector<int32_t> acc(row_bytes);
+  for (int i = 0; i < s.window_height; ++i) {
+    std::fill(acc.begin(), acc.end(), 1 << (kPrecisionBits - 1));
+    const int32_t* w = &vc.weights[static_cast<size_t>(i) * vc.ksize];
+    for (int k = 0; k < vc.count[i]; ++k) {
+      const uint8_t* row = rows + static_cast<size_t>(vc.first[i] + k - row_begin) * rows_stride;
+      const int32_t wk = w[k];
+      for (size_t x = 0; x < row_bytes; ++x) acc[x] += row[x] * wk;
+    }
+    uint8_t* out = dst + static_cast<size_t>(i) * row_bytes;
+    for (size_t x = 0; x < row_bytes; ++x) out[x] = Clip8(acc[x]);
+  }
+}
+
+}  // namespace inferd::pipeline
