@@ -34,6 +34,8 @@ class ServedModel {
   const std::string& name() const { return config_.name; }
   int64_t version() const { return version_; }
   const std::string& dir() const { return dir_; }  // DIR/<model>
+  // Stops accepting requests; those already queued still run.
+  void Retire();
 
   // See Scheduler::Enqueue for ownership and errors.
   Status Enqueue(scheduler::InferenceRequest request, scheduler::Completion done);
@@ -71,6 +73,10 @@ struct ModelStatus {
 using HooksFactory =
     std::function<StatusOr<scheduler::ModelHooks>(const config::ModelConfig&, const std::string& dir)>;
 
+// Decides where a model may run (ModelSpec::max_concurrency, executor_ids):
+// the core plan's answer for this config. May be empty (anywhere, no cap).
+using Placement = std::function<void(const config::ModelConfig&, scheduler::ModelSpec*)>;
+
 class ModelRepository {
  public:
   struct Options {
@@ -79,6 +85,7 @@ class ModelRepository {
     backend::Backend* backend = nullptr;
     scheduler::Scheduler* scheduler = nullptr;
     HooksFactory hooks_factory;
+    Placement placement;
   };
   static StatusOr<std::unique_ptr<ModelRepository>> Create(const Options& options);
 
