@@ -1,6 +1,7 @@
 #include "topology/core_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -70,7 +71,7 @@ StatusOr<CorePlan> MakeCorePlan(const std::vector<UsableCore>& cores,
   // g: the largest ask, so that every model fits on every full executor.
   int g = models.empty() ? options.auto_threads : 1;
   const config::ModelConfig* widest = nullptr;
-  int smallest_ask = g;
+  int smallest_ask = models.empty() ? g : std::numeric_limits<int>::max();
   for (const auto& m : models) {
     int t = AskedThreads(m, options);
     if (t > g) {
