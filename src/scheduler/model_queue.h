@@ -68,6 +68,17 @@ class ModelQueue {
   // Empties the queue (shutdown).
   std::vector<QueuedRequest> TakeAll();
 
+  // Series of this model, looked up once (null when the scheduler has no registry).
+  struct Metrics {
+    metrics::Gauge* queue_depth = nullptr;
+    metrics::Histogram* batch_size = nullptr;
+    metrics::Counter* queue_full = nullptr;
+    metrics::Counter* deadline = nullptr;
+    metrics::Counter* cancelled = nullptr;
+    metrics::Counter* draining = nullptr;
+  };
+  Metrics metrics;
+
   // Executors running this model now, and whether one more may start.
   int running = 0;
   bool removed = false;

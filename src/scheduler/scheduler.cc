@@ -49,6 +49,22 @@ class Scheduler::Impl {
 
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec) {
     auto q = std::make_shared<ModelQueue>(std::move(spec));
+    if (metrics::Registry* r = options_.metrics) {
+      const metrics::Labels model = {{"model", q->spec().name}};
+      auto rejected = [&](const std::string& reason) {
+        return &r->GetCounter("inferd_rejected_total",
+                              "requests answered without compute, by reason",
+                              {{"model", q->spec().name}, {"reason", reason}});
+      };
+      q->metrics.queue_depth =
+          &r->GetGauge("inferd_queue_depth", "requests queued, not yet running", model);
+      q->metrics.batch_size = &r->GetHistogram(
+          "inferd_batch_size", "items per executed batch", model, metrics::BatchSizeBuckets());
+      q->metrics.queue_full = rejected("queue_full");
+      q->metrics.deadline = rejected("deadline");
+      q->metrics.cancelled = rejected("cancelled");
+      q->metrics.draining = rejected("draining");
+    }
     std::lock_guard<std::mutex> lock(mu_);
     queues_.push_back(q);
     return q;
@@ -67,10 +83,18 @@ class Scheduler::Impl {
     request.enqueue_time = options_.clock->Now();
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (draining_ || stopping_) return Unavailable("server is draining: not accepting requests");
+      if (draining_ || stopping_) {
+        Count(queue.metrics.draining);
+        return Unavailable("server is draining: not accepting requests");
+      }
       if (queue.removed) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
-      RETURN_IF_ERROR(queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0}));
+      Status pushed = queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0});
+      if (!pushed.ok()) {
+        Count(queue.metrics.queue_full);
+        return pushed;
+      }
       ++outstanding_;
+      SetDepth(queue);
     }
     cv_.notify_one();
     return Status::Ok();
@@ -128,7 +152,13 @@ class Scheduler::Impl {
     while (true) {
       const TimePoint now = options_.clock->Now();
       std::vector<QueuedRequest> expired, cancelled;
-      for (auto& q : queues_) q->TakeExpired(now, &expired, &cancelled);
+      for (auto& q : queues_) {
+        const size_t e0 = expired.size(), c0 = cancelled.size();
+        q->TakeExpired(now, &expired, &cancelled);
+        Count(q->metrics.deadline, expired.size() - e0);
+        Count(q->metrics.cancelled, cancelled.size() - c0);
+        if (expired.size() != e0 || cancelled.size() != c0) SetDepth(*q);
+      }
       if (!expired.empty() || !cancelled.empty()) {
         lock.unlock();
         for (auto& r : expired) {
@@ -154,6 +184,8 @@ class Scheduler::Impl {
         continue;
       }
       Batch batch = q->TakeBatch(now);
+      SetDepth(*q);
+      if (q->metrics.batch_size) q->metrics.batch_size->Observe(batch.items);
       ++q->running;
       // Hold the queue (and its model) alive while running unlocked.
       std::shared_ptr<ModelQueue> hold = Find(q);
@@ -180,6 +212,13 @@ class Scheduler::Impl {
                                    return q->removed && q->empty() && q->running == 0;
                                  }),
                   queues_.end());
+  }
+
+  static void Count(metrics::Counter* c, size_t n = 1) {
+    if (c && n) c->Increment(static_cast<double>(n));
+  }
+  static void SetDepth(const ModelQueue& q) {
+    if (q.metrics.queue_depth) q.metrics.queue_depth->Set(static_cast<double>(q.size()));
   }
 
   void Finish(size_t n) {

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "config/model_config.h"
+#include "metrics/registry.h"
 #include "scheduler/inference_request.h"
 
 namespace inferd::scheduler {
@@ -56,6 +57,8 @@ class Scheduler {
     std::vector<ExecutorSpec> executors;  // at least one
     backend::Backend* backend = nullptr;  // for InitExecutorThread; may be null in tests
     Clock* clock = Clock::Real();
+    // Queue depth, batch sizes and rejections by reason; may be null.
+    metrics::Registry* metrics = nullptr;
   };
 
   static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);

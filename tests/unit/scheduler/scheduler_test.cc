@@ -27,6 +27,7 @@ class SchedulerTest : public ::testing::Test {
     Scheduler::Options opts;
     opts.executors.assign(static_cast<size_t>(executors), ExecutorSpec{});
     opts.clock = &clock_;
+    opts.metrics = &registry_;
     auto s = Scheduler::Create(opts);
     ASSERT_TRUE(s.ok());
     scheduler_ = std::move(*s);
@@ -56,6 +57,7 @@ class SchedulerTest : public ::testing::Test {
   }
 
   FakeClock clock_;
+  metrics::Registry registry_;
   std::unique_ptr<Scheduler> scheduler_;
   std::shared_ptr<backend::FakeModel> model_;
   std::shared_ptr<ModelQueue> queue_;
@@ -88,6 +90,10 @@ TEST_F(SchedulerTest, RequestsQueuedWhileBusyRunAsOneBatch) {
     EXPECT_EQ(Floats(res->outputs[0].tensor), (std::vector<float>{start, start + 1}));
   }
   EXPECT_EQ(model_->batch_sizes(), (std::vector<int64_t>{1, 4}));
+  auto& hist = registry_.GetHistogram("inferd_batch_size", "", {{"model", "m:1"}},
+                                      metrics::BatchSizeBuckets());
+  EXPECT_EQ(hist.count(), 2u);
+  EXPECT_EQ(hist.sum(), 5);
 }
 
 TEST_F(SchedulerTest, ModelFailureAnswersTheBatchAndServingGoesOn) {
@@ -114,6 +120,11 @@ TEST_F(SchedulerTest, FullQueueIsRefusedAtOnce) {
   auto refused = Submit(3, 1, TimePoint::max(), &st);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(scheduler_->QueueDepth(*queue_), 2u);
+  EXPECT_EQ(registry_.GetGauge("inferd_queue_depth", "", {{"model", "m:1"}}).value(), 2);
+  EXPECT_EQ(registry_
+                .GetCounter("inferd_rejected_total", "", {{"model", "m:1"}, {"reason", "queue_full"}})
+                .value(),
+            1);
   model_->OpenGate();
   EXPECT_TRUE(running.get().ok());
   EXPECT_TRUE(q1.get().ok());
@@ -133,6 +144,10 @@ TEST_F(SchedulerTest, ExpiredRequestIsDroppedBeforeCompute) {
   ASSERT_FALSE(res.ok());
   EXPECT_EQ(res.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(model_->calls().size(), 1u) << "the expired request never reached the model";
+  EXPECT_EQ(registry_
+                .GetCounter("inferd_rejected_total", "", {{"model", "m:1"}, {"reason", "deadline"}})
+                .value(),
+            1);
 }
 
 TEST_F(SchedulerTest, BadRequestIsRefusedWithoutReachingTheModel) {
