@@ -1,0 +1,50 @@
+// JsonWriter: builds compact JSON text into a string, one call per token.
+//
+// Numbers are written exactly: integers in full, floats and doubles as the
+// shortest text that reads back to the same value (std::to_chars), so an FP32
+// output survives a JSON roundtrip bit for bit. NaN and infinities, which JSON
+// lacks, are written as NaN / Infinity / -Infinity as Python's json does.
+// Commas and colons are inserted by the writer. Not thread-safe; cheap to create.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace inferd::http {
+
+class JsonWriter {
+ public:
+  JsonWriter& BeginObject();
+  JsonWriter& EndObject();
+  JsonWriter& BeginArray();
+  JsonWriter& EndArray();
+  JsonWriter& Key(std::string_view key);
+  JsonWriter& String(std::string_view value);
+  JsonWriter& Int(int64_t value);
+  JsonWriter& Uint(uint64_t value);
+  JsonWriter& Double(double value);
+  JsonWriter& Float(float value);
+  JsonWriter& Bool(bool value);
+  JsonWriter& Null();
+
+  const std::string& str() const { return out_; }
+  std::string Take() { return std::move(out_); }
+  void Reserve(size_t n) { out_.reserve(n); }
+
+ private:
+  void BeforeValue();
+
+  std::string out_;
+  std::vector<bool> has_items_;  // per open container: a comma is due before the next item
+  bool after_key_ = false;
+};
+
+// Appends `value` as a quoted, escaped JSON string.
+void AppendJsonString(std::string& out, std::string_view value);
+
+// {"error": message}
+std::string ErrorJson(std::string_view message);
+
+}  // namespace inferd::http

@@ -1,0 +1,149 @@
+#include "http/torchserve_codec.h"
+
+#include "http/json_body.h"
+#include "http/json_writer.h"
+#include "http/tensor_json.h"
+
+namespace inferd::http {
+namespace {
+
+using simdjson::dom::element;
+
+std::string InputNames(const config::ModelConfig& config) {
+  std::string names;
+  for (const auto& spec : config.inputs) names += (names.empty() ? "" : ", ") + spec.name;
+  return names;
+}
+
+std::string ExpectedRanks(const config::TensorSpec& spec) {
+  return "rank " + std::to_string(spec.dims.size()) + " (one item of shape " +
+         ShapeToString(spec.dims) + ") or rank " + std::to_string(spec.dims.size() + 1) +
+         " (a batch of them)";
+}
+
+}  // namespace
+
+StatusOr<PredictionRequest> ParsePredictionJson(const std::string& body,
+                                                const config::ModelConfig& config) {
+  auto parsed = ParseJsonBody(body);
+  if (!parsed.ok()) {
+    return InvalidArgument(parsed.status().message() + " (model '" + config.name +
+                           "' takes JSON: a nested list, or an object of input name -> nested "
+                           "list; raw images or text need a preprocess: section in its config)");
+  }
+  element root = *parsed;
+
+  // Pair each JSON value with the config input it feeds.
+  std::vector<std::pair<const config::TensorSpec*, element>> fed;
+  simdjson::dom::object obj;
+  if (root.get_object().get(obj) == simdjson::SUCCESS) {
+    for (auto field : obj) {
+      const config::TensorSpec* spec = nullptr;
+      for (const auto& s : config.inputs) {
+        if (s.name == field.key) spec = &s;
+      }
+      if (!spec && config.inputs.size() == 1 && (field.key == "data" || field.key == "body")) {
+        spec = &config.inputs[0];
+      }
+      if (!spec) {
+        return InvalidArgument("unknown input '" + std::string(field.key) + "'; model '" +
+                               config.name + "' has inputs: " + InputNames(config));
+      }
+      for (const auto& [s, e] : fed) {
+        if (s == spec) return InvalidArgument("input '" + spec->name + "' is given twice");
+      }
+      fed.emplace_back(spec, field.value);
+    }
+    for (const auto& spec : config.inputs) {
+      bool found = false;
+      for (const auto& f : fed) found = found || f.first == &spec;
+      if (!found) {
+        return InvalidArgument("missing input '" + spec.name + "'; model '" + config.name +
+                               "' has inputs: " + InputNames(config));
+      }
+    }
+  } else if (config.inputs.size() == 1) {
+    fed.emplace_back(&config.inputs[0], root);
+  } else {
+    return InvalidArgument("model '" + config.name + "' has " +
+                           std::to_string(config.inputs.size()) +
+                           " inputs: send an object of input name -> nested list (" +
+                           InputNames(config) + ")");
+  }
+
+  PredictionRequest out;
+  std::optional<bool> batched;  // all inputs must agree
+  for (const auto& [spec, value] : fed) {
+    std::string what = "input '" + spec->name + "'";
+    ASSIGN_OR_RETURN(Tensor t, DecodeNestedJson(value, spec->dtype, what));
+    size_t rank = t.shape().size();
+    bool has_batch;
+    if (rank == spec->dims.size()) {
+      has_batch = false;
+    } else if (rank == spec->dims.size() + 1) {
+      has_batch = true;
+    } else {
+      return InvalidArgument(what + ": expected " + ExpectedRanks(*spec) + ", got shape " +
+                             ShapeToString(t.shape()));
+    }
+    if (batched && *batched != has_batch) {
+      return InvalidArgument(what + ": some inputs come with the batch dim and some without; "
+                             "send all of them one way");
+    }
+    batched = has_batch;
+    if (!has_batch) {
+      Shape shape = t.shape();
+      shape.insert(shape.begin(), 1);
+      t = t.Reshaped(std::move(shape));
+    }
+    out.inputs.push_back({spec->name, std::move(t)});
+  }
+  out.added_batch_dim = batched.has_value() && !*batched;
+  return out;
+}
+
+namespace {
+
+void WriteLabels(JsonWriter& w, const std::vector<scheduler::LabelScore>& item) {
+  w.BeginObject();
+  for (const auto& ls : item) w.Key(ls.label).Float(ls.score);
+  w.EndObject();
+}
+
+Status WriteOutput(JsonWriter& w, const NamedTensor& out, bool single_item) {
+  Tensor t = out.tensor;
+  if (single_item && !t.shape().empty() && t.shape()[0] == 1) {
+    t = t.Reshaped(Shape(t.shape().begin() + 1, t.shape().end()));
+  }
+  return WriteTensorJson(w, t, /*nested=*/true).WithContext("output '" + out.name + "'");
+}
+
+}  // namespace
+
+StatusOr<std::string> WritePredictionResponse(const scheduler::InferenceResponse& response,
+                                              bool single_item) {
+  JsonWriter w;
+  if (!response.labels.empty()) {
+    if (single_item && response.labels.size() == 1) {
+      WriteLabels(w, response.labels[0]);
+    } else {
+      w.BeginArray();
+      for (const auto& item : response.labels) WriteLabels(w, item);
+      w.EndArray();
+    }
+    return w.Take();
+  }
+  if (response.outputs.size() == 1) {
+    RETURN_IF_ERROR(WriteOutput(w, response.outputs[0], single_item));
+    return w.Take();
+  }
+  w.BeginObject();
+  for (const auto& out : response.outputs) {
+    w.Key(out.name);
+    RETURN_IF_ERROR(WriteOutput(w, out, single_item));
+  }
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace inferd::http

@@ -1,0 +1,317 @@
+#include "http/v2_codec.h"
+
+#include <charconv>
+#include <cstring>
+#include <set>
+
+#include "http/json_body.h"
+#include "http/json_writer.h"
+#include "http/tensor_json.h"
+
+namespace inferd::http {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+std::string DataTypeList() {
+  std::string out;
+  for (DataType d : {DataType::kBool, DataType::kUint8, DataType::kInt8, DataType::kInt16,
+                     DataType::kInt32, DataType::kInt64, DataType::kFp16, DataType::kBf16,
+                     DataType::kFp32, DataType::kFp64, DataType::kBytes}) {
+    if (!out.empty()) out += ", ";
+    out += DataTypeName(d);
+  }
+  return out;
+}
+
+// An input as declared in the JSON, before its data is decoded.
+struct InputHead {
+  std::string name;
+  std::string what;  // "input 'x'"
+  DataType dtype = DataType::kFp32;
+  Shape shape;
+  std::optional<element> data;
+  std::optional<uint64_t> binary_size;
+};
+
+StatusOr<Shape> ParseShape(element e, const std::string& what) {
+  simdjson::dom::array arr;
+  if (e.get_array().get(arr)) {
+    return InvalidArgument(what + ": 'shape' must be a list of integers, got " +
+                           std::string(JsonTypeName(e.type())));
+  }
+  Shape shape;
+  for (element d : arr) {
+    int64_t v;
+    if (d.get_int64().get(v) || v < 0) {
+      return InvalidArgument(what + ": 'shape' must hold non-negative integers, got " +
+                             simdjson::minify(e));
+    }
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+bool GetBoolParam(object obj, std::string_view key) {
+  object params;
+  if (obj["parameters"].get(params)) return false;
+  bool v = false;
+  if (params[key].get(v)) return false;
+  return v;
+}
+
+StatusOr<InputHead> ParseInputHead(element e, size_t index) {
+  InputHead head;
+  object obj;
+  std::string where = "inputs[" + std::to_string(index) + "]";
+  if (e.get_object().get(obj)) return InvalidArgument(where + ": expected an object");
+  std::string_view name;
+  if (obj["name"].get(name)) return InvalidArgument(where + ": missing 'name' (a string)");
+  head.name = std::string(name);
+  head.what = "input '" + head.name + "'";
+  element shape_e;
+  if (obj["shape"].get(shape_e)) return InvalidArgument(head.what + ": missing 'shape'");
+  ASSIGN_OR_RETURN(head.shape, ParseShape(shape_e, head.what));
+  std::string_view dtype_name;
+  if (obj["datatype"].get(dtype_name)) {
+    return InvalidArgument(head.what + ": missing 'datatype' (one of " + DataTypeList() + ")");
+  }
+  auto dtype = ParseDataType(dtype_name);
+  if (!dtype) {
+    return InvalidArgument(head.what + ": unknown datatype '" + std::string(dtype_name) +
+                           "'; expected one of " + DataTypeList());
+  }
+  head.dtype = *dtype;
+  object params;
+  if (!obj["parameters"].get(params)) {
+    element size_e;
+    if (!params["binary_data_size"].get(size_e)) {
+      uint64_t size;
+      if (size_e.get_uint64().get(size)) {
+        return InvalidArgument(head.what + ": parameters.binary_data_size must be a non-negative "
+                               "integer, got " + simdjson::minify(size_e));
+      }
+      head.binary_size = size;
+    }
+  }
+  element data;
+  if (!obj["data"].get(data)) head.data = data;
+  if (!head.data && !head.binary_size) {
+    return InvalidArgument(head.what + ": missing 'data' (or parameters.binary_data_size with "
+                           "the bytes after the JSON header)");
+  }
+  if (head.data && head.binary_size) {
+    return InvalidArgument(head.what + ": has both 'data' and parameters.binary_data_size; "
+                           "send one");
+  }
+  return head;
+}
+
+StatusOr<size_t> ParseHeaderLength(const std::optional<std::string>& header, size_t body_size) {
+  if (!header) return body_size;
+  size_t n = 0;
+  const char* begin = header->data();
+  const char* end = begin + header->size();
+  auto [ptr, ec] = std::from_chars(begin, end, n);
+  if (ec != std::errc() || ptr != end || n > body_size) {
+    return InvalidArgument("Inference-Header-Content-Length: expected an integer <= the body "
+                           "size " + std::to_string(body_size) + ", got '" + *header + "'");
+  }
+  return n;
+}
+
+StatusOr<Tensor> BinaryTensor(const InputHead& head, const std::shared_ptr<std::string>& body,
+                              size_t offset) {
+  const char* data = body->data() + offset;
+  size_t size = *head.binary_size;
+  int64_t n = NumElements(head.shape);
+  if (head.dtype == DataType::kBytes) {
+    RETURN_IF_ERROR(SplitBytesElements(reinterpret_cast<const std::byte*>(data), size, n,
+                                       head.what).status());
+  } else {
+    size_t want = static_cast<size_t>(n) * DataTypeSize(head.dtype);
+    if (want != size) {
+      return InvalidArgument(head.what + ": binary_data_size is " + std::to_string(size) +
+                             " bytes but shape " + ShapeToString(head.shape) + " of " +
+                             std::string(DataTypeName(head.dtype)) + " needs " +
+                             std::to_string(want));
+    }
+  }
+  return Tensor::Borrow(head.dtype, head.shape, body, data, size);
+}
+
+}  // namespace
+
+StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>& body,
+                                             const std::optional<std::string>& header_length) {
+  ASSIGN_OR_RETURN(size_t json_size, ParseHeaderLength(header_length, body->size()));
+  ASSIGN_OR_RETURN(element root,
+                   ParseJsonBody(*body, json_size, header_length ? "JSON header" : "request body"));
+  object obj;
+  if (root.get_object().get(obj)) {
+    return InvalidArgument("request: expected a JSON object, got " +
+                           std::string(JsonTypeName(root.type())));
+  }
+  V2InferRequest req;
+  std::string_view id;
+  if (!obj["id"].get(id)) req.id = std::string(id);
+  req.binary_data_output = GetBoolParam(obj, "binary_data_output");
+  object params;
+  if (!obj["parameters"].get(params)) {
+    int64_t v;
+    if (!params["priority"].get(v)) req.priority = static_cast<int>(v);
+    if (!params["timeout"].get(v) && v > 0) req.timeout_us = v;
+  }
+
+  simdjson::dom::array inputs;
+  if (obj["inputs"].get(inputs)) return InvalidArgument("request: missing 'inputs' (a list)");
+  if (inputs.size() == 0) return InvalidArgument("request: 'inputs' is empty");
+  std::vector<InputHead> heads;
+  std::set<std::string> names;
+  for (element e : inputs) {
+    ASSIGN_OR_RETURN(InputHead head, ParseInputHead(e, heads.size()));
+    if (!names.insert(head.name).second) {
+      return InvalidArgument("input '" + head.name + "' appears more than once");
+    }
+    heads.push_back(std::move(head));
+  }
+
+  // Binary inputs take consecutive slices of the bytes after the JSON header.
+  size_t binary_total = 0;
+  for (const auto& head : heads) {
+    if (!head.binary_size) continue;
+    if (!header_length) {
+      return InvalidArgument(head.what + ": parameters.binary_data_size is set but the request "
+                             "has no Inference-Header-Content-Length header");
+    }
+    binary_total += *head.binary_size;
+  }
+  size_t available = body->size() - json_size;
+  if (header_length && binary_total != available) {
+    return InvalidArgument("binary tensor data: the inputs' binary_data_size add up to " +
+                           std::to_string(binary_total) + " bytes but " +
+                           std::to_string(available) +
+                           " bytes follow the JSON header (Inference-Header-Content-Length " +
+                           std::to_string(json_size) + ")");
+  }
+  size_t offset = json_size;
+  for (const auto& head : heads) {
+    Tensor tensor;
+    if (head.binary_size) {
+      ASSIGN_OR_RETURN(tensor, BinaryTensor(head, body, offset));
+      offset += *head.binary_size;
+    } else {
+      ASSIGN_OR_RETURN(tensor, DecodeFlatJson(*head.data, head.dtype, head.shape, head.what));
+    }
+    req.inputs.push_back({head.name, std::move(tensor)});
+  }
+
+  simdjson::dom::array outputs;
+  if (!obj["outputs"].get(outputs)) {
+    for (element e : outputs) {
+      object out;
+      std::string_view name;
+      if (e.get_object().get(out) || out["name"].get(name)) {
+        return InvalidArgument("outputs[" + std::to_string(req.outputs.size()) +
+                               "]: expected an object with a 'name'");
+      }
+      req.outputs.push_back({std::string(name), GetBoolParam(out, "binary_data")});
+    }
+  }
+  return req;
+}
+
+std::vector<NamedTensor> V2OutputTensors(const scheduler::InferenceResponse& response) {
+  std::vector<NamedTensor> out = response.outputs;
+  if (response.labels.empty()) return out;
+  size_t k = 0;
+  for (const auto& item : response.labels) k = std::max(k, item.size());
+  int64_t n = static_cast<int64_t>(response.labels.size());
+  std::vector<std::byte> label_bytes;
+  Tensor scores = Tensor::Allocate(DataType::kFp32, {n, static_cast<int64_t>(k)});
+  float* s = scores.mutable_data_as<float>();
+  for (const auto& item : response.labels) {
+    // Items with fewer labels (a sigmoid threshold) are padded with "" / 0.
+    for (size_t j = 0; j < k; ++j) {
+      AppendBytesElement(label_bytes, j < item.size() ? item[j].label : "");
+      *s++ = j < item.size() ? item[j].score : 0.0f;
+    }
+  }
+  auto has = [&](std::string_view name) {
+    for (const auto& t : out) if (t.name == name) return true;
+    return false;
+  };
+  if (!has("labels")) {
+    out.push_back({"labels", Tensor::FromBytes(DataType::kBytes, {n, static_cast<int64_t>(k)},
+                                               std::move(label_bytes))});
+  }
+  if (!has("scores")) out.push_back({"scores", std::move(scores)});
+  return out;
+}
+
+StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& response,
+                                            const V2ResponseContext& context) {
+  std::vector<NamedTensor> available = V2OutputTensors(response);
+  std::vector<std::pair<const NamedTensor*, bool>> chosen;  // tensor, binary
+  if (context.outputs.empty()) {
+    for (const auto& t : available) chosen.emplace_back(&t, context.binary_data_output);
+  } else {
+    for (const auto& want : context.outputs) {
+      const NamedTensor* found = nullptr;
+      for (const auto& t : available) if (t.name == want.name) found = &t;
+      if (!found) {
+        std::string names;
+        for (const auto& t : available) names += (names.empty() ? "" : ", ") + t.name;
+        return InvalidArgument("unknown output '" + want.name + "'; model '" +
+                               context.model_name + "' has outputs: " + names);
+      }
+      chosen.emplace_back(found, want.binary || context.binary_data_output);
+    }
+  }
+
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("model_name").String(context.model_name);
+  w.Key("model_version").String(std::to_string(context.model_version));
+  if (!context.id.empty()) w.Key("id").String(context.id);
+  w.Key("outputs").BeginArray();
+  size_t binary_bytes = 0;
+  for (const auto& [t, binary] : chosen) {
+    w.BeginObject();
+    w.Key("name").String(t->name);
+    w.Key("datatype").String(DataTypeName(t->tensor.dtype()));
+    w.Key("shape").BeginArray();
+    for (int64_t d : t->tensor.shape()) w.Int(d);
+    w.EndArray();
+    if (binary) {
+      w.Key("parameters").BeginObject();
+      w.Key("binary_data_size").Uint(t->tensor.byte_size());
+      w.EndObject();
+      binary_bytes += t->tensor.byte_size();
+    } else {
+      w.Key("data");
+      RETURN_IF_ERROR(WriteTensorJson(w, t->tensor, /*nested=*/false)
+                          .WithContext("output '" + t->name + "'"));
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+
+  HttpResponse r;
+  r.body = w.Take();
+  if (binary_bytes > 0 || std::any_of(chosen.begin(), chosen.end(),
+                                      [](const auto& c) { return c.second; })) {
+    size_t json_size = r.body.size();
+    r.body.reserve(json_size + binary_bytes);
+    for (const auto& [t, binary] : chosen) {
+      if (binary) r.body.append(reinterpret_cast<const char*>(t->tensor.data()), t->tensor.byte_size());
+    }
+    r.content_type = "application/octet-stream";
+    r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(json_size));
+  }
+  return r;
+}
+
+}  // namespace inferd::http

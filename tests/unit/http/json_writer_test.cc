@@ -1,0 +1,75 @@
+#include "http/json_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace inferd::http {
+namespace {
+
+TEST(JsonWriter, InsertsCommasAndColons) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("a").Int(1);
+  w.Key("b").BeginArray().Int(1).Bool(true).Null().String("x").EndArray();
+  w.Key("c").BeginObject().EndObject();
+  w.Key("d").BeginArray().BeginArray().EndArray().BeginArray().Int(2).EndArray().EndArray();
+  w.EndObject();
+  EXPECT_EQ(w.str(), R"({"a":1,"b":[1,true,null,"x"],"c":{},"d":[[],[2]]})");
+}
+
+TEST(JsonWriter, EscapesStrings) {
+  JsonWriter w;
+  w.String(std::string("q\"b\\n\nt\tc\x01", 10));
+  EXPECT_EQ(w.str(), R"("q\"b\\n\nt\tc\u0001")");
+}
+
+TEST(JsonWriter, WritesIntegersInFull) {
+  JsonWriter w;
+  w.BeginArray()
+      .Int(std::numeric_limits<int64_t>::min())
+      .Uint(std::numeric_limits<uint64_t>::max())
+      .EndArray();
+  EXPECT_EQ(w.str(), "[-9223372036854775808,18446744073709551615]");
+}
+
+TEST(JsonWriter, FloatsRoundtripBitForBit) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1e6f, 1e6f);
+  for (int i = 0; i < 1000; ++i) {
+    float f = dist(rng) * std::pow(10.0f, static_cast<float>(i % 20 - 10));
+    JsonWriter w;
+    w.Float(f);
+    float back = std::strtof(w.str().c_str(), nullptr);
+    ASSERT_EQ(std::memcmp(&f, &back, 4), 0) << w.str();
+  }
+  JsonWriter w;
+  w.Float(0.1f);
+  EXPECT_EQ(w.str(), "0.1");  // shortest, not 0.100000001
+}
+
+TEST(JsonWriter, DoublesRoundtrip) {
+  double d = 0.1 + 0.2;
+  JsonWriter w;
+  w.Double(d);
+  EXPECT_EQ(std::strtod(w.str().c_str(), nullptr), d);
+}
+
+TEST(JsonWriter, NonFiniteAsPythonWritesThem) {
+  JsonWriter w;
+  w.BeginArray()
+      .Float(std::numeric_limits<float>::quiet_NaN())
+      .Double(std::numeric_limits<double>::infinity())
+      .Float(-std::numeric_limits<float>::infinity())
+      .EndArray();
+  EXPECT_EQ(w.str(), "[NaN,Infinity,-Infinity]");
+}
+
+TEST(JsonWriter, ErrorJson) { EXPECT_EQ(ErrorJson("bad \"x\""), R"({"error":"bad \"x\""})"); }
+
+}  // namespace
+}  // namespace inferd::http

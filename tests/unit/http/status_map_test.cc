@@ -1,0 +1,38 @@
+#include "http/status_map.h"
+
+#include <gtest/gtest.h>
+
+namespace inferd::http {
+namespace {
+
+TEST(StatusMap, MapsEveryCode) {
+  EXPECT_EQ(HttpStatusFor(StatusCode::kOk), 200);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kInvalidArgument), 400);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kFailedPrecondition), 400);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kNotFound), 404);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kPayloadTooLarge), 413);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kResourceExhausted), 429);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kDeadlineExceeded), 504);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kInternal), 500);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kCancelled), 499);
+}
+
+TEST(StatusMap, ErrorResponseIsJsonWithTheMessage) {
+  HttpResponse r = ErrorResponse(InvalidArgument("input 'x': expected [3], got [4]"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(r.body, R"({"error":"input 'x': expected [3], got [4]"})");
+  EXPECT_TRUE(r.headers.empty());
+}
+
+TEST(StatusMap, QueueFullCarriesRetryAfter) {
+  HttpResponse r = ErrorResponse(ResourceExhausted("queue full"));
+  EXPECT_EQ(r.status, 429);
+  ASSERT_EQ(r.headers.size(), 1u);
+  EXPECT_EQ(r.headers[0].first, "Retry-After");
+  EXPECT_EQ(r.headers[0].second, "1");
+}
+
+}  // namespace
+}  // namespace inferd::http
