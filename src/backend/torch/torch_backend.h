@@ -32,9 +32,9 @@ class TorchBackend : public Backend {
     // this machine it gave no measurable gain for ResNet-18/MobileNetV3 (see
     // the report in the commit that set it) and can fail on unusual graphs.
     bool optimize_for_inference = false;
-    // Runs forward twice on zero inputs at load when every input dim is known
-    // (-1 dims become 1), so that the first request does not pay the graph
-    // executor's profiling and optimisation passes. A failing warm-up only logs.
+    // Runs forward twice on zero inputs of batch 1 at load (-1 dims become 1), so that the first request does not pay the graph
+    // executor's profiling and optimisation passes. A forward that throws on
+    // zeros only logs; outputs that contradict the config fail the load.
     bool warm_up = true;
   };
 

@@ -87,7 +87,10 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     }
   }
   auto model = std::shared_ptr<TorchModel>(new TorchModel(std::move(module), load.config, frozen));
-  if (options.warm_up) model->WarmUp();
+  if (options.warm_up) {
+    Status status = model->WarmUp();
+    if (!status.ok()) return status;
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start).count();
   spdlog::info("model '{}': loaded {} in {} ms ({}, {})", name, path, ms,
@@ -95,23 +98,35 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   return model;
 }
 
-void TorchModel::WarmUp() {
-  if (config_.inputs.empty()) return;
+Status TorchModel::WarmUp() {
+  if (config_.inputs.empty()) return Status::Ok();
   std::vector<NamedTensor> inputs;
   for (const config::TensorSpec& spec : config_.inputs) {
-    if (spec.dtype == DataType::kBytes) return;
+    if (spec.dtype == DataType::kBytes) return Status::Ok();
     Shape shape{1};
     for (int64_t d : spec.dims) shape.push_back(d < 0 ? 1 : d);
     inputs.push_back({spec.name, Tensor::Allocate(spec.dtype, std::move(shape))});
   }
   for (int i = 0; i < 2; ++i) {
-    auto result = Execute(inputs);
-    if (!result.ok()) {
+    c10::IValue result;
+    try {
+      c10::InferenceMode inference_mode;
+      ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
+      result = module_.forward(std::move(args));
+    } catch (const std::exception& e) {
+      // Zero inputs may be meaningless to a model; requests will tell.
       spdlog::info("model '{}': warm-up on zero inputs failed (harmless): {}", config_.name,
-                   result.status().message());
-      return;
+                   Message(e));
+      return Status::Ok();
+    }
+    // The model ran: outputs that do not fit the config are a config error.
+    auto outputs = FromResult(result);
+    if (!outputs.ok()) {
+      return InvalidArgument("the outputs in config.yaml do not match what the model returns: " +
+                             outputs.status().message());
     }
   }
+  return Status::Ok();
 }
 
 StatusOr<std::vector<c10::IValue>> TorchModel::ToArguments(

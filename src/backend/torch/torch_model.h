@@ -6,7 +6,8 @@
 // tensor, a tuple or list of tensors (matched by position to
 // ModelConfig::outputs) or a Dict[str, Tensor] (matched by name); with no
 // outputs in the config they are named output0, output1, ... (dict keys for a
-// dict). Output datatypes are checked against the config.
+// dict). Output datatypes are checked against the config, at load time by a
+// warm-up run on zero inputs and again on every call.
 //
 // precision bf16: floating-point weights are converted to bf16 before
 // freezing; floating inputs are cast to bf16 on the way in and bf16 outputs
@@ -49,8 +50,10 @@ class TorchModel : public Model {
   StatusOr<std::vector<NamedTensor>> FromResult(const c10::IValue& result) const;
   StatusOr<NamedTensor> ToOutput(std::string name, at::Tensor tensor,
                                  const config::TensorSpec* spec) const;
-  // Runs forward twice on zero inputs of batch 1, when every input is known.
-  void WarmUp();
+  // Runs forward twice on zero inputs of batch 1 (variable dims as 1). A
+  // forward that throws is only logged; outputs that do not match the config
+  // (count, names, datatypes) fail the load with kInvalidArgument.
+  Status WarmUp();
 
   ::torch::jit::Module module_;  // forward() is safe to call concurrently
   const config::ModelConfig config_;
