@@ -32,6 +32,8 @@ struct InferenceRequest {
   std::vector<NamedTensor> inputs;
   std::vector<RawInput> raw;
   TimePoint enqueue_time{};
+  // Set by the front end from a per-request timeout; left at max(), the
+  // scheduler sets it from the model's request_timeout_ms.
   TimePoint deadline = TimePoint::max();
   int priority = 0;  // lower runs first; 0 is the default level
   // Set by the front end when the client went away; checked before compute.

@@ -81,6 +81,10 @@ class Scheduler::Impl {
                      ValidateRequest(queue.config(), static_cast<bool>(queue.spec().hooks.preprocess),
                                      &request));
     request.enqueue_time = options_.clock->Now();
+    if (request.deadline == TimePoint::max()) {
+      request.deadline =
+          request.enqueue_time + std::chrono::milliseconds(queue.config().request_timeout_ms);
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (draining_ || stopping_) {

@@ -150,6 +150,23 @@ TEST_F(SchedulerTest, ExpiredRequestIsDroppedBeforeCompute) {
             1);
 }
 
+TEST_F(SchedulerTest, ConfigTimeoutIsTheDefaultDeadline) {
+  auto c = Config(1);
+  c.request_timeout_ms = 50;
+  Start(c);
+  model_->CloseGate();
+  auto running = Submit(0);
+  model_->WaitForCalls(1);
+  auto queued = Submit(1);  // no per-request deadline
+  clock_.now_us += 49'000;
+  auto in_time = Submit(2);
+  clock_.now_us += 2'000;  // 51 ms after `queued`, 2 ms after `in_time`
+  model_->OpenGate();
+  EXPECT_TRUE(running.get().ok());
+  EXPECT_EQ(queued.get().status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(in_time.get().ok());
+}
+
 TEST_F(SchedulerTest, BadRequestIsRefusedWithoutReachingTheModel) {
   Start(Config(8));
   InferenceRequest r;
