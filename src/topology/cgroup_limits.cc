@@ -177,7 +177,8 @@ std::optional<CpuQuota> ParseCfsQuota(const std::string& quota_text, const std::
   CpuQuota q;
   if (qt.size() != 1 || pt.size() != 1 || !ParseInt64(qt[0], &q.quota_us) ||
       !ParseInt64(pt[0], &q.period_us) || q.period_us <= 0) {
-    if (error) *error = "expected integers, got quota '" + quota_text + "' period '" + period_text + "'";
+    if (error)
+      *error = "expected integers, got quota '" + quota_text + "' period '" + period_text + "'";
     return std::nullopt;
   }
   if (q.quota_us < 0) return std::nullopt;  // -1: unlimited

@@ -42,8 +42,8 @@ struct CpuQuota {
 struct CgroupLimits {
   std::optional<std::vector<int>> cpuset;  // sorted OS cpu ids; nullopt = not limited
   std::string cpuset_file;
-  std::optional<CpuQuota> quota;           // nullopt = unlimited ("max" or -1)
-  std::vector<std::string> notes;          // files that could not be parsed, and why
+  std::optional<CpuQuota> quota;   // nullopt = unlimited ("max" or -1)
+  std::vector<std::string> notes;  // files that could not be parsed, and why
 };
 
 CgroupLimits ReadCgroupLimits(const CgroupPaths& paths);

@@ -47,9 +47,9 @@ struct PlannedExecutor {
 struct PlannedModel {
   std::string name;
   bool automatic = true;
-  int requested_count = 0;    // manual only
-  int requested_threads = 0;  // manual: `threads`; auto: PlanOptions::auto_threads
-  int max_concurrency = 0;    // >= 1: executors that may run it at once
+  int requested_count = 0;        // manual only
+  int requested_threads = 0;      // manual: `threads`; auto: PlanOptions::auto_threads
+  int max_concurrency = 0;        // >= 1: executors that may run it at once
   std::vector<int> executor_ids;  // executors that may run it (non-empty)
 };
 

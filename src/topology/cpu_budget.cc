@@ -106,8 +106,9 @@ StatusOr<CpuBudget> DetectCpuBudget(const DetectOptions& options) {
     b.cpus_flag = *flag;
     std::vector<int> narrowed = IntersectCpus(allowed, *flag);
     if (narrowed.empty()) {
-      return InvalidArgument("--cpus " + options.cpus + ": none of these CPUs is usable (allowed: " +
-                             FormatCpuList(allowed) + ")");
+      return InvalidArgument("--cpus " + options.cpus +
+                             ": none of these CPUs is usable (allowed: " + FormatCpuList(allowed) +
+                             ")");
     }
     b.notes.push_back("--cpus " + options.cpus + " leaves " + FormatCpuList(narrowed));
     allowed = std::move(narrowed);

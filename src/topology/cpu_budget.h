@@ -31,7 +31,7 @@ struct DetectOptions {
   // The allowed OS cpu ids; nullopt = this process's affinity mask when the
   // topology is live, every PU of the topology otherwise. Tests inject it.
   std::optional<std::vector<int>> affinity;
-  std::string cpus;         // `--cpus LIST` ("0-3,6"); empty = no narrowing
+  std::string cpus;  // `--cpus LIST` ("0-3,6"); empty = no narrowing
 };
 
 struct UsableCore {
@@ -43,15 +43,15 @@ struct UsableCore {
 
 struct CpuBudget {
   HardwareTopology hardware;
-  std::vector<int> affinity;               // allowed OS cpu ids (after the hardware)
-  bool affinity_from_process = false;      // read with sched_getaffinity
+  std::vector<int> affinity;           // allowed OS cpu ids (after the hardware)
+  bool affinity_from_process = false;  // read with sched_getaffinity
   CgroupLimits cgroup;
   std::optional<std::vector<int>> cpus_flag;  // --cpus, parsed
-  std::vector<int> allowed_pus;            // all of the above intersected
-  int available_cores = 0;                 // physical cores with an allowed PU
-  int quota_cores = 0;                     // CpuQuota::whole_cpus(); 0 = no quota
-  std::vector<UsableCore> usable;          // the budget, ordered as taken
-  std::vector<std::string> notes;          // why cores were dropped, for display
+  std::vector<int> allowed_pus;               // all of the above intersected
+  int available_cores = 0;                    // physical cores with an allowed PU
+  int quota_cores = 0;                        // CpuQuota::whole_cpus(); 0 = no quota
+  std::vector<UsableCore> usable;             // the budget, ordered as taken
+  std::vector<std::string> notes;             // why cores were dropped, for display
 
   int usable_cores() const { return static_cast<int>(usable.size()); }
   std::vector<int> usable_cpus() const;

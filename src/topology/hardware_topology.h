@@ -17,20 +17,20 @@
 namespace inferd::topology {
 
 struct PhysicalCore {
-  int index = 0;          // hwloc logical index, 0..n-1 across the machine
-  int package = 0;        // logical index of its package (socket); 0 when unknown
-  int numa_node = 0;      // OS index of its NUMA node; -1 when none covers it
-  std::vector<int> pus;   // OS cpu ids of its hardware threads, sorted
+  int index = 0;         // hwloc logical index, 0..n-1 across the machine
+  int package = 0;       // logical index of its package (socket); 0 when unknown
+  int numa_node = 0;     // OS index of its NUMA node; -1 when none covers it
+  std::vector<int> pus;  // OS cpu ids of its hardware threads, sorted
 };
 
 struct NumaNode {
   int os_index = 0;
-  std::vector<int> pus;   // OS cpu ids it covers, sorted
+  std::vector<int> pus;  // OS cpu ids it covers, sorted
 };
 
 struct HardwareTopology {
-  std::string source;     // "this machine", "xml:FILE" or "synthetic:DESC"
-  bool live = false;      // loaded from the running machine
+  std::string source;  // "this machine", "xml:FILE" or "synthetic:DESC"
+  bool live = false;   // loaded from the running machine
   int num_packages = 0;
   std::vector<PhysicalCore> cores;  // ordered by logical index
   std::vector<NumaNode> numa_nodes;

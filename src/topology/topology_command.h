@@ -19,8 +19,8 @@ namespace inferd::topology {
 struct TopologyCommandOptions {
   std::string model_store;  // "" = plan without models
   bool json = false;
-  std::string cpus;         // --cpus LIST; overrides detect.cpus when set
-  DetectOptions detect;     // default: the live machine (tests inject fakes)
+  std::string cpus;      // --cpus LIST; overrides detect.cpus when set
+  DetectOptions detect;  // default: the live machine (tests inject fakes)
   PlanOptions plan;
 };
 

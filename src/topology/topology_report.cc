@@ -1,6 +1,5 @@
 #include "topology/topology_report.h"
 
-
 #include "topology/cpu_list.h"
 #include "topology/json_writer.h"
 

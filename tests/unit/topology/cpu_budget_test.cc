@@ -60,7 +60,7 @@ TEST(CpuBudgetTest, QuotaOfEightGivesEightPhysicalCoresInOnePackage) {
     const auto& pus = b->hardware.cores[u.core].pus;
     EXPECT_NE(std::find(pus.begin(), pus.end(), u.cpu), pus.end());
   }
-  EXPECT_EQ(cores.size(), 8u);     // 8 distinct physical cores
+  EXPECT_EQ(cores.size(), 8u);  // 8 distinct physical cores
   EXPECT_EQ(cpus.size(), 8u);
   EXPECT_EQ(packages.size(), 1u);  // in one socket
 }

@@ -41,9 +41,7 @@ TEST(CpuListTest, FormatsCompactly) {
   EXPECT_EQ(FormatCpuList({}), "");
 }
 
-TEST(CpuListTest, Intersects) {
-  EXPECT_EQ(IntersectCpus({0, 1, 2, 5}, {1, 5, 7}), (V{1, 5}));
-}
+TEST(CpuListTest, Intersects) { EXPECT_EQ(IntersectCpus({0, 1, 2, 5}, {1, 5, 7}), (V{1, 5})); }
 
 }  // namespace
 }  // namespace inferd::topology

@@ -3,13 +3,12 @@
 // everything under it on destruction. Not thread-safe.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace inferd::topology::testing {
 

@@ -2,11 +2,10 @@
 // child: an affinity mask of one CPU (what `taskset -c 0` does), and a cgroup
 // with a 1-CPU quota (needs root and a writable cgroup cpu controller; skipped
 // with the reason otherwise). The child reports through its exit code.
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
@@ -119,8 +118,10 @@ std::string FindWritableCpuController(std::string* why) {
   if (fs::exists(v1 / "cpu.cfs_quota_us") && access(v1.c_str(), W_OK) == 0) {
     return "v1:" + (v1 / name).string();
   }
-  *why = "no writable cgroup cpu controller (v2 root with cpu in cgroup.subtree_control, or v1 "
-         "/sys/fs/cgroup/cpu); uid " + std::to_string(getuid());
+  *why =
+      "no writable cgroup cpu controller (v2 root with cpu in cgroup.subtree_control, or v1 "
+      "/sys/fs/cgroup/cpu); uid " +
+      std::to_string(getuid());
   return "";
 }
 

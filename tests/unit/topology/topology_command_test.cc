@@ -34,8 +34,7 @@ TEST(JsonWriterTest, WritesNestedValuesWithCommasAndEscapes) {
   w.BeginObject().Key("a").Int(1).Key("s").String("q\"\\\n\x01").Key("l").IntArray({1, 2});
   w.Key("o").BeginObject().Key("d").Double(2.5).Key("n").Null().Key("b").Bool(true).EndObject();
   w.EndObject();
-  EXPECT_EQ(out.str(),
-            R"({"a":1,"s":"q\"\\\n\u0001","l":[1,2],"o":{"d":2.5,"n":null,"b":true}})");
+  EXPECT_EQ(out.str(), R"({"a":1,"s":"q\"\\\n\u0001","l":[1,2],"o":{"d":2.5,"n":null,"b":true}})");
 }
 
 TEST(TopologyCommandTest, JsonReportsBudgetPlanAndModels) {
