@@ -1,0 +1,90 @@
+#include "pipeline/model_hooks.h"
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/image_preprocessor.h"
+#include "pipeline/payload.h"
+#include "pipeline/postprocessor.h"
+
+namespace inferd::pipeline {
+namespace {
+
+bool IsImageMediaType(const std::string& media) {
+  static const char* const kAccepted[] = {
+      "",           "application/octet-stream", "application/x-www-form-urlencoded",
+      "image/jpeg", "image/jpg",                "image/pjpeg",
+      "image/png",  "image/bmp",                "image/x-ms-bmp",
+      "image/x-bmp", "image/webp",
+  };
+  for (const char* a : kAccepted) {
+    if (media == a) return true;
+  }
+  return false;
+}
+
+Status CheckImageMediaType(const std::string& media) {
+  if (IsImageMediaType(media)) return Status::Ok();
+  if (media.rfind("image/", 0) == 0) {
+    return InvalidArgument("unsupported image type '" + media + "': send JPEG, PNG, BMP or WebP");
+  }
+  return InvalidArgument("unsupported content type '" + media +
+                         "' for an image model: send the image bytes (JPEG, PNG, BMP or WebP), "
+                         "multipart/form-data or JSON {\"b64\": ...}");
+}
+
+std::string ItemContext(size_t i, size_t n) { return n > 1 ? "item " + std::to_string(i) : ""; }
+
+using PreprocessHook = std::function<Status(scheduler::InferenceRequest&)>;
+
+StatusOr<PreprocessHook> MakeImageHook(
+    const config::ModelConfig& config) {
+  if (config.inputs.size() != 1) {
+    return FailedPrecondition("preprocess (image): the model must have exactly one input, it has " +
+                              std::to_string(config.inputs.size()));
+  }
+  auto created = ImagePreprocessor::Create(config.preprocess, config.inputs.front());
+  if (!created.ok()) return FailedPrecondition(created.status().message());
+  std::shared_ptr<const ImagePreprocessor> pre = std::move(*created);
+  std::string input_name = config.inputs.front().name;
+  return PreprocessHook([pre, input_name](scheduler::InferenceRequest& request) -> Status {
+    const size_t n = request.raw.size();
+    std::vector<std::string> storage(n);
+    std::vector<std::string_view> images(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto payload = UnwrapPayload(request.raw[i], &storage[i]);
+      Status st = payload.ok() ? CheckImageMediaType(payload->media_type) : payload.status();
+      if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
+      images[i] = payload->bytes;
+    }
+    ASSIGN_OR_RETURN(Tensor tensor, pre->Run(images));
+    request.inputs.clear();
+    request.inputs.push_back({input_name, std::move(tensor)});
+    request.raw.clear();
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config,
+                                               const std::string& model_dir) {
+  scheduler::ModelHooks hooks;
+  const std::string& pre = config.preprocess.kind;
+  if (pre == "image") {
+    ASSIGN_OR_RETURN(hooks.preprocess, MakeImageHook(config));
+  } else if (!pre.empty()) {
+    return FailedPrecondition("preprocess.kind: expected image or text, got '" + pre + "'");
+  }
+  const std::string& post = config.postprocess.kind;
+  if (!post.empty() && post != "raw") {
+    auto created = Postprocessor::Create(config, model_dir);
+    if (!created.ok()) return created.status();
+    std::shared_ptr<const Postprocessor> p = std::move(*created);
+    hooks.postprocess = [p](scheduler::InferenceResponse& response) { return p->Run(&response); };
+  }
+  return hooks;
+}
+
+}  // namespace inferd::pipeline
