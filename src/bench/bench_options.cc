@@ -1,0 +1,79 @@
+#include "bench/bench_options.h"
+
+#include <cmath>
+
+namespace inferd::bench {
+
+StatusOr<ParsedUrl> ParseUrl(const std::string& url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.rfind(kScheme, 0) != 0) {
+    return InvalidArgument("--url: expected http://host[:port][/prefix], got '" + url +
+                           "' (https is not supported)");
+  }
+  std::string rest = url.substr(kScheme.size());
+  ParsedUrl out;
+  const auto slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) {
+    out.path_prefix = rest.substr(slash);
+    while (!out.path_prefix.empty() && out.path_prefix.back() == '/') out.path_prefix.pop_back();
+  }
+  const auto colon = authority.rfind(':');
+  if (colon != std::string::npos && authority.find(']') == std::string::npos) {
+    out.host = authority.substr(0, colon);
+    out.port = authority.substr(colon + 1);
+  } else {
+    out.host = authority;
+    out.port = "80";
+  }
+  if (out.host.empty()) return InvalidArgument("--url: no host in '" + url + "'");
+  if (out.port.empty() || out.port.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("--url: bad port '" + out.port + "' in '" + url + "'");
+  }
+  return out;
+}
+
+Status ValidateOptions(const BenchOptions& o) {
+  RETURN_IF_ERROR(ParseUrl(o.url).status());
+  if (o.model.empty()) return InvalidArgument("--model is required");
+  if (o.input.empty()) return InvalidArgument("--input FILE|DIR is required");
+  if (!o.concurrency.empty() && !o.rates.empty()) {
+    return InvalidArgument("give --concurrency (closed loop) or --rate (open loop), not both");
+  }
+  for (int c : o.concurrency) {
+    if (c < 1) return InvalidArgument("--concurrency: values must be >= 1");
+  }
+  for (double r : o.rates) {
+    if (!(r > 0) || !std::isfinite(r)) return InvalidArgument("--rate: values must be > 0");
+  }
+  if (o.max_connections < 1) return InvalidArgument("--max-connections must be >= 1");
+  if (!(o.duration_s > 0)) return InvalidArgument("--duration must be > 0 seconds");
+  if (o.warmup_s < 0) return InvalidArgument("--warmup must be >= 0 seconds");
+  if (o.windows < 1) return InvalidArgument("--windows must be >= 1");
+  if (o.max_windows < o.windows) return InvalidArgument("--max-windows must be >= --windows");
+  if (o.stability_pct < 0) return InvalidArgument("--stability-pct must be >= 0");
+  if (!(o.timeout_s > 0)) return InvalidArgument("--timeout must be > 0 seconds");
+  if (o.budget_percentile != 50 && o.budget_percentile != 90 && o.budget_percentile != 95 &&
+      o.budget_percentile != 99) {
+    return InvalidArgument("--budget-percentile must be 50, 90, 95 or 99");
+  }
+  if (o.header_length >= 0 && o.form != RequestForm::kV2Binary) {
+    return InvalidArgument("--header-length applies to --form v2binary only");
+  }
+  return Status::Ok();
+}
+
+std::string_view RequestFormName(RequestForm form) {
+  switch (form) {
+    case RequestForm::kRaw: return "raw";
+    case RequestForm::kV2Json: return "v2json";
+    case RequestForm::kV2Binary: return "v2binary";
+  }
+  return "?";
+}
+
+std::string_view ArrivalsName(Arrivals arrivals) {
+  return arrivals == Arrivals::kConstant ? "constant" : "poisson";
+}
+
+}  // namespace inferd::bench

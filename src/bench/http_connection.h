@@ -1,0 +1,65 @@
+// HttpConnection: one keep-alive HTTP/1.1 client connection of the load
+// generator, driven by callbacks on one io_context thread.
+//
+// Send() writes a pre-serialized request and reads the whole response; the
+// callback gets the HTTP status, or kConnectionError / kTimeout (step_result.h).
+// The connection (re)connects lazily: after an error, a timeout or a
+// `Connection: close` response it closes the socket, and the next Send opens a
+// new one (its connect time then counts in that request's latency, as a real
+// client would see it).
+//
+// Thread-safety: none; every call and callback runs on the io_context's thread.
+// Ownership: held by shared_ptr; pending operations keep it alive. The request
+// bytes passed to Send must outlive the callback.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace inferd::bench {
+
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  using Done = std::function<void(int status)>;
+
+  HttpConnection(boost::asio::io_context& ioc,
+                 boost::asio::ip::tcp::resolver::results_type endpoints,
+                 std::chrono::nanoseconds timeout);
+
+  // Sends `request` (a complete HTTP/1.1 request) and calls `done` once.
+  // One request at a time per connection.
+  void Send(const std::string* request, Done done);
+
+  // Closes the socket; a pending Send completes with kConnectionError.
+  void Close();
+
+  bool busy() const { return static_cast<bool>(done_); }
+
+ private:
+  void Connect();
+  void Write();
+  void Read();
+  void Fail(const boost::system::error_code& ec);
+  void Finish(int status);
+
+  boost::beast::tcp_stream stream_;
+  boost::asio::ip::tcp::resolver::results_type endpoints_;
+  std::chrono::nanoseconds timeout_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::response_parser<boost::beast::http::string_body>> parser_;
+  const std::string* request_ = nullptr;
+  Done done_;
+  bool connected_ = false;
+};
+
+}  // namespace inferd::bench
