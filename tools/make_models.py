@@ -12,9 +12,9 @@ config.yaml and labels.txt, plus digits_cnn's accuracy.json and held-out test se
 --test-store DIR writes small models, each with its own config.yaml, for the unit
 and end-to-end tests (see TEST_MODELS below).
 
-Idempotent: a model whose model.pt exists is skipped unless --force; a stamp
-(DIR/.stamp, hash of this script and the options) makes a rerun return at once,
-before torch is even imported. Every model is deterministic (fixed seeds).
+Idempotent: a model whose model.pt was written by the current version of these
+scripts (DIR/<model>/1/.stamp) is skipped unless --force; a store-wide stamp
+(DIR/.stamp) makes a rerun return at once, before torch is even imported. Every model is deterministic (fixed seeds).
 """
 
 import argparse
@@ -25,7 +25,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HELPERS = ["models_example.py", "models_digits.py", "models_test.py"]
+HELPERS = ["models_example.py", "models_digits.py", "models_test.py", "model_stamps.py"]
 EXAMPLE_CONFIGS = os.path.join(os.path.dirname(HERE), "examples", "model-store")
 
 
@@ -33,13 +33,17 @@ def log(msg):
     print(f"make_models: {msg}", flush=True)
 
 
-def stamp_text(kind, extra):
+def generator_digest():
     with open(os.path.abspath(__file__), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     for name in HELPERS:
         with open(os.path.join(HERE, name), "rb") as f:
             digest = hashlib.sha256(digest.encode() + f.read()).hexdigest()
-    return json.dumps({"kind": kind, "script": digest, **extra}, sort_keys=True)
+    return digest
+
+
+def stamp_text(kind, extra):
+    return json.dumps({"kind": kind, "script": generator_digest(), **extra}, sort_keys=True)
 
 
 def up_to_date(directory, text, models):
@@ -79,7 +83,8 @@ def main():
             log(f"{args.store} is up to date")
         else:
             import models_example
-            models_example.build(args.store, EXAMPLE_CONFIGS, models, args.force, args.threads)
+            models_example.build(args.store, EXAMPLE_CONFIGS, models, args.force, args.threads,
+                                 generator_digest())
             write_stamp(args.store, text)
     if args.test_store:
         from models_test import TEST_MODELS  # no torch import at module level
@@ -88,7 +93,7 @@ def main():
             log(f"{args.test_store} is up to date")
         else:
             import models_test
-            models_test.build(args.test_store, args.force)
+            models_test.build(args.test_store, args.force, generator_digest())
             write_stamp(args.test_store, text)
     log(f"done in {time.time() - started:.1f} s")
 

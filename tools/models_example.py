@@ -3,7 +3,8 @@ mobilenet_v3_small and (for benchmarks) resnet50.
 
 config.yaml and labels.txt are committed under examples/model-store/<model>/;
 they are copied into the store when it is another folder. The torchvision
-models have random weights (seeded): they exercise the server, not accuracy.
+models have random weights (seeded, then calibrated: see calibrate()): they
+exercise the server, not accuracy.
 Each also gets reference.npz (a seeded input and PyTorch's output for it) so
 that end-to-end tests can compare the server's answer with PyTorch's.
 """
@@ -12,6 +13,7 @@ import os
 import shutil
 import time
 
+import model_stamps
 import models_digits
 
 TORCHVISION = {
@@ -59,13 +61,41 @@ def copy_committed(configs_dir, store, model):
             shutil.copyfile(os.path.join(src_dir, name), os.path.join(dst_dir, name))
 
 
+def calibrate(net):
+    """Gives a randomly initialised network sane activations and logits.
+
+    Fresh torchvision init leaves BatchNorm's running statistics at 0/1, which
+    for MobileNetV3 collapses the logits to about 1e-10 (every class ties, so
+    top-k answers and bf16 comparisons mean nothing). A few forward passes in
+    training mode on random images set the statistics; the last linear layer
+    is then scaled so that the logits have a standard deviation of about 1.
+    """
+    import torch
+
+    for m in net.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.momentum = None  # cumulative average over the calibration batches
+    generator = torch.Generator().manual_seed(2)
+    net.train()
+    with torch.no_grad():
+        for _ in range(3):
+            net(torch.rand(8, 3, 224, 224, generator=generator))
+    net.eval()
+    last = [m for m in net.modules() if isinstance(m, torch.nn.Linear)][-1]
+    with torch.no_grad():
+        spread = net(torch.rand(8, 3, 224, 224, generator=generator)).std().item()
+        last.weight /= spread
+        last.bias /= spread
+
+
 def build_torchvision(model_dir, model):
     import numpy as np
     import torch
     import torchvision
 
     torch.manual_seed(0)
-    net = getattr(torchvision.models, TORCHVISION[model][0])(weights=None).eval()
+    net = getattr(torchvision.models, TORCHVISION[model][0])(weights=None)
+    calibrate(net)
     example = torch.rand(1, 3, 224, 224, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         traced = torch.jit.trace(net, example)
@@ -76,7 +106,7 @@ def build_torchvision(model_dir, model):
              output=expected.numpy())
 
 
-def build(store, configs_dir, models, force, threads):
+def build(store, configs_dir, models, force, threads, digest):
     import torch
 
     torch.set_num_threads(threads)
@@ -87,11 +117,12 @@ def build(store, configs_dir, models, force, threads):
             write_labels(configs_dir, model)
         copy_committed(configs_dir, store, model)
         model_dir = os.path.join(store, model)
-        if os.path.exists(os.path.join(model_dir, "1", "model.pt")) and not force:
-            log(f"{model}: exists, skipped (--force rebuilds)")
+        if model_stamps.is_fresh(model_dir, digest) and not force:
+            log(f"{model}: up to date, skipped (--force rebuilds)")
             continue
         if model == "digits_cnn":
             models_digits.build(model_dir, log)
         else:
             build_torchvision(model_dir, model)
+        model_stamps.mark_fresh(model_dir, digest)
         log(f"{model}: written in {time.time() - started:.1f} s")

@@ -110,15 +110,17 @@ def modules():
     ]
 
 
-def build(store, force):
+def build(store, force, digest):
+    import model_stamps
+
     os.makedirs(store, exist_ok=True)
     for name, module, max_batch_size, inputs, outputs in modules():
         model_dir = os.path.join(store, name)
         os.makedirs(os.path.join(model_dir, "1"), exist_ok=True)
         with open(os.path.join(model_dir, "config.yaml"), "w") as f:
             f.write(config_text(name, max_batch_size, inputs, outputs))
-        path = os.path.join(model_dir, "1", "model.pt")
-        if os.path.exists(path) and not force:
+        if model_stamps.is_fresh(model_dir, digest) and not force:
             continue
-        module.save(path)
+        module.save(os.path.join(model_dir, "1", "model.pt"))
+        model_stamps.mark_fresh(model_dir, digest)
         print(f"make_models: test model {name} written", flush=True)

@@ -98,7 +98,8 @@ FIXTURE_CASES = [
     ("gray_from_rgb", "scene_64x48.png", dict(resize=32, crop=28, color="grayscale", mean=[0.5], std=[0.5]), 1e-6),
     ("digit_invert", "digit_8x8.png", dict(color="grayscale", invert=True), 1e-6),
     ("bgr_png", "scene_64x48.png", dict(resize=32, crop=28, color="bgr"), 1e-6),
-]
+    ("gray_jpeg", "scene_64x48.jpg", dict(resize=32, crop=28, color="grayscale"), 1e-6),
+] + [("exif%d_jpeg" % o, "exif%d_24x18.jpg" % o, dict(resize=12, crop=10), 1e-6) for o in range(1, 9)]
 
 
 def synthetic_scene(w, h, seed):
@@ -127,6 +128,18 @@ def cmd_fixtures(args):
     exif[0x0112] = 6
     synthetic_scene(64, 48, 5).transpose(Image.Transpose.ROTATE_90).save(
         os.path.join(out, "exif6_48x64.jpg"), quality=92, exif=exif.tobytes())
+    small = synthetic_scene(24, 18, 6)
+    for o in range(1, 9):  # stored so that exif_transpose turns it back upright
+        stored = {1: small, 2: small.transpose(Image.Transpose.FLIP_LEFT_RIGHT),
+                  3: small.transpose(Image.Transpose.ROTATE_180),
+                  4: small.transpose(Image.Transpose.FLIP_TOP_BOTTOM),
+                  5: small.transpose(Image.Transpose.TRANSPOSE),
+                  6: small.transpose(Image.Transpose.ROTATE_90),
+                  7: small.transpose(Image.Transpose.TRANSVERSE),
+                  8: small.transpose(Image.Transpose.ROTATE_270)}[o]
+        exif = Image.Exif()
+        exif[0x0112] = o
+        stored.save(os.path.join(out, "exif%d_24x18.jpg" % o), quality=92, exif=exif.tobytes())
     digit = np.zeros((8, 8), np.uint8)
     digit[1:7, 3:5] = 200
     digit[1, 2] = 120
