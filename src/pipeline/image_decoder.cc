@@ -4,20 +4,41 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "pipeline/jpeg_decoder.h"
+
 namespace inferd::pipeline {
 namespace {
 
 // Pillow's L24: L = (R*19595 + G*38470 + B*7471 + 0x8000) >> 16.
-cv::Mat ToLuma(const cv::Mat& bgr) {
-  cv::Mat gray(bgr.rows, bgr.cols, CV_8UC1);
-  for (int y = 0; y < bgr.rows; ++y) {
-    const uint8_t* in = bgr.ptr<uint8_t>(y);
+cv::Mat ToLuma(const cv::Mat& color, bool bgr) {
+  cv::Mat gray(color.rows, color.cols, CV_8UC1);
+  const int r = bgr ? 2 : 0, b = bgr ? 0 : 2;
+  for (int y = 0; y < color.rows; ++y) {
+    const uint8_t* in = color.ptr<uint8_t>(y);
     uint8_t* out = gray.ptr<uint8_t>(y);
-    for (int x = 0; x < bgr.cols; ++x, in += 3) {
-      out[x] = static_cast<uint8_t>((in[2] * 19595u + in[1] * 38470u + in[0] * 7471u + 0x8000u) >> 16);
+    for (int x = 0; x < color.cols; ++x, in += 3) {
+      out[x] = static_cast<uint8_t>((in[r] * 19595u + in[1] * 38470u + in[b] * 7471u + 0x8000u) >> 16);
     }
   }
   return gray;
+}
+
+StatusOr<cv::Mat> DecodeWithOpenCv(std::string_view bytes, const std::string& format) {
+  cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
+                  const_cast<char*>(bytes.data()));  // imdecode only reads it
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(encoded, cv::IMREAD_COLOR);
+  } catch (const cv::Exception& e) {
+    return InvalidArgument("cannot decode " + format + " image: " + e.what());
+  }
+  if (decoded.empty()) {
+    return InvalidArgument("cannot decode " + format + " image (corrupt or truncated data)");
+  }
+  if (decoded.type() != CV_8UC3) {
+    return InvalidArgument("cannot decode " + format + " image: unexpected pixel type");
+  }
+  return decoded;
 }
 
 }  // namespace
@@ -39,21 +60,26 @@ StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& 
   if (!info.complete) {
     return InvalidArgument("truncated " + format + " image: no end-of-image marker after the scan");
   }
-  cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
-                  const_cast<char*>(bytes.data()));  // imdecode only reads it
   cv::Mat decoded;
-  try {
-    decoded = cv::imdecode(encoded, cv::IMREAD_COLOR);
-  } catch (const cv::Exception& e) {
-    return InvalidArgument("cannot decode " + format + " image: " + e.what());
+  image.bgr = true;
+  if (info.format == ImageFormat::kJpeg) {
+    auto jpeg = DecodeJpeg(bytes);
+    if (jpeg.ok()) {
+      decoded = ApplyOrientation(*jpeg, info.orientation);
+      image.bgr = false;
+    } else if (jpeg.status().code() != StatusCode::kFailedPrecondition) {
+      return jpeg.status();
+    }
   }
   if (decoded.empty()) {
-    return InvalidArgument("cannot decode " + format + " image (corrupt or truncated data)");
+    ASSIGN_OR_RETURN(decoded, DecodeWithOpenCv(bytes, format));
   }
-  if (decoded.type() != CV_8UC3) {
-    return InvalidArgument("cannot decode " + format + " image: unexpected pixel type");
+  if (options.grayscale) {
+    image.pixels = ToLuma(decoded, image.bgr);
+    image.bgr = false;
+  } else {
+    image.pixels = std::move(decoded);
   }
-  image.pixels = options.grayscale ? ToLuma(decoded) : std::move(decoded);
   return image;
 }
 

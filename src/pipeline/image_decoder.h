@@ -4,9 +4,11 @@
 //
 // The pixel limit is checked on the header dimensions (ProbeImage) BEFORE any
 // pixel memory is allocated; the decoder runs only for images within it.
-// EXIF orientation is applied (cv::imdecode does this for IMREAD_COLOR in
-// OpenCV 4.6; checked by a unit test). Colour output is BGR, as OpenCV decodes it;
-// callers that want RGB swap channels when they write the tensor, not with a copy.
+// JPEG goes to libjpeg-turbo directly (jpeg_decoder.h: RGB, no BGR swap pass)
+// and its EXIF orientation is applied here; PNG, BMP and WebP (and CMYK JPEG)
+// go through cv::imdecode, which applies EXIF orientation itself and gives BGR.
+// `bgr` says which order came out; callers that want the other order swap
+// channels when they write the tensor, not with a copy.
 // Grayscale output is PIL's convert("L") of the RGB pixels (ITU-R 601-2 luma
 // in Pillow's fixed point), so it matches torchvision pipelines bit for bit.
 // Pure function; thread-safe.
@@ -24,12 +26,13 @@ namespace inferd::pipeline {
 
 struct DecodeOptions {
   int64_t max_pixels = 64LL * 1000 * 1000;  // width * height; larger answers kPayloadTooLarge
-  bool grayscale = false;                   // 1 channel (PIL "L") instead of 3 (BGR)
+  bool grayscale = false;                   // 1 channel (PIL "L") instead of 3
 };
 
 struct DecodedImage {
   ImageInfo info;  // as the header says (before EXIF rotation)
-  cv::Mat pixels;  // CV_8UC3 BGR or CV_8UC1, after EXIF rotation
+  cv::Mat pixels;  // CV_8UC3 (RGB or BGR) or CV_8UC1, after EXIF rotation
+  bool bgr = false;  // 3-channel pixels are in B,G,R order
 };
 
 // kInvalidArgument: not an image, corrupt, truncated, zero-sized.

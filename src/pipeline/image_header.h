@@ -4,7 +4,7 @@
 //
 // Understands JPEG (SOFn), PNG (IHDR), BMP (DIB header) and WebP (VP8, VP8L,
 // VP8X). For JPEG it also reports whether an end-of-image marker follows the
-// first scan: libjpeg decodes a truncated file into a half-grey picture with a
+// first scan, and its EXIF orientation: libjpeg decodes a truncated file into a half-grey picture with a
 // warning, so truncation has to be caught here.
 // Pure functions; thread-safe.
 #pragma once
@@ -25,6 +25,7 @@ struct ImageInfo {
   int64_t width = 0;
   int64_t height = 0;
   bool complete = true;  // false: the data visibly ends early (JPEG without EOI after the scan)
+  int orientation = 1;   // EXIF orientation 1..8 (JPEG APP1 only); 1 = as stored
 };
 
 // kInvalidArgument when the bytes are not a supported image or the header is cut short.

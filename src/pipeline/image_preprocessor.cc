@@ -144,7 +144,7 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   out->width = cw;
   out->height = ch;
   out->channels = channels_;
-  out->bgr = channels_ == 3;
+  out->bgr = channels_ == 3 && decoded.bgr;
 
   ResizeWindowSpec spec;
   spec.in_width = w;
@@ -178,7 +178,7 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
 void ImagePreprocessor::Write(const Image8& image, std::byte* dst) const {
   const size_t plane = static_cast<size_t>(image.width) * image.height;
   const int n = image.channels;
-  const bool swap = image.bgr && config_.color == "rgb";
+  const bool swap = image.channels == 3 && image.bgr != (config_.color == "bgr");
   for (int c = 0; c < n; ++c) {
     const int src_c = swap ? n - 1 - c : c;
     const float* lut = lut_[c].data();

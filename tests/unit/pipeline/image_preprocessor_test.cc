@@ -82,7 +82,7 @@ config::PreprocessConfig ImageNetConfig(int resize, int crop) {
 
 TEST(ImagePreprocessorTest, MatchesTorchvisionOnEveryFixture) {
   auto cases = LoadCases();
-  ASSERT_GE(cases.size(), 10u);
+  ASSERT_GE(cases.size(), 20u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     auto pre = ImagePreprocessor::Create(c.config, Spec(c.shape));
@@ -173,6 +173,8 @@ TEST(ImagePreprocessorTest, BadInputsAnswerClearErrors) {
       {"truncated jpeg", jpeg.substr(0, jpeg.size() / 2), StatusCode::kInvalidArgument, "truncated"},
       {"truncated png", png.substr(0, png.size() / 2), StatusCode::kInvalidArgument, "decode"},
       {"jpeg header only", jpeg.substr(0, 30), StatusCode::kInvalidArgument, "truncated"},
+      {"truncated jpeg, EOI appended", jpeg.substr(0, jpeg.size() / 2) + "\xFF\xD9",
+       StatusCode::kInvalidArgument, "truncated"},
       {"corrupt png", corrupt, StatusCode::kInvalidArgument, "cannot decode PNG"},
       {"zero-sized png", zero, StatusCode::kInvalidArgument, "zero size"},
       {"past 64 MP", huge, StatusCode::kPayloadTooLarge, "10000x10000"},
