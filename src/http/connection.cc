@@ -1,0 +1,211 @@
+#include "http/connection.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+
+#include "http/json_body.h"
+#include "http/json_writer.h"
+#include "http/model_metadata.h"
+#include "http/status_map.h"
+
+namespace inferd::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string PercentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      i += 2;
+    } else if (plus_is_space && s[i] == '+') {
+      out += ' ';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+void SplitTarget(std::string_view target, HttpRequest& req) {
+  size_t q = target.find('?');
+  req.path = PercentDecode(target.substr(0, q), false);
+  if (q == std::string_view::npos) return;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    size_t eq = pair.find('=');
+    std::string key = PercentDecode(pair.substr(0, eq), true);
+    std::string value = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
+    if (!key.empty()) req.query[key] = value;
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+}
+
+}  // namespace
+
+Connection::Connection(net::ip::tcp::socket socket, std::shared_ptr<net::io_context> io,
+                       const Router* router, ConnectionOptions options)
+    : io_(std::move(io)),
+      stream_(std::move(socket)),
+      router_(router),
+      options_(options) {}
+
+Connection::~Connection() {
+  if (cancelled_) cancelled_->store(true);
+}
+
+void Connection::Start() {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+}
+
+void Connection::ReadHeader() {
+  parser_.emplace();
+  parser_->body_limit(options_.body_limit);
+  stream_.expires_after(options_.idle_timeout);
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                           [self = shared_from_this()](beast::error_code ec, size_t) {
+                             self->OnHeader(ec);
+                           });
+}
+
+void Connection::OnHeader(beast::error_code ec) {
+  if (ec) return ReadError(ec);
+  auto& req = parser_->get();
+  auto length = parser_->content_length();
+  if (length && *length > options_.body_limit) {
+    keep_alive_ = false;
+    return Send(ErrorResponse(PayloadTooLarge(
+        "request body of " + std::to_string(*length) + " bytes is over the limit of " +
+        std::to_string(options_.body_limit) + " bytes")));
+  }
+  // Room for simdjson's padding, so that parsing needs no copy of the body.
+  if (length) req.body().reserve(*length + simdjson::SIMDJSON_PADDING);
+  if (beast::iequals(req[bhttp::field::expect], "100-continue")) {
+    auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_,
+                                                                      req.version());
+    stream_.expires_after(options_.idle_timeout);
+    bhttp::async_write(stream_, *cont,
+                       [self = shared_from_this(), cont](beast::error_code ec, size_t) {
+                         if (ec) return self->Close();
+                         self->ReadBody();
+                       });
+    return;
+  }
+  ReadBody();
+}
+
+void Connection::ReadBody() {
+  stream_.expires_after(options_.idle_timeout);
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
+}
+
+void Connection::OnBody(beast::error_code ec) {
+  if (ec) return ReadError(ec);
+  Dispatch();
+}
+
+void Connection::ReadError(beast::error_code ec) {
+  if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+      ec == beast::error::timeout || ec == net::error::operation_aborted ||
+      ec == net::error::connection_reset) {
+    return Close();
+  }
+  keep_alive_ = false;
+  if (ec == bhttp::error::body_limit) {
+    return Send(ErrorResponse(PayloadTooLarge("request body is over the limit of " +
+                                              std::to_string(options_.body_limit) + " bytes")));
+  }
+  if (ec == bhttp::error::header_limit) {
+    return Send(JsonResponse(431, ErrorJson("request header fields are too large")));
+  }
+  Send(ErrorResponse(InvalidArgument("malformed HTTP request: " + ec.message())));
+}
+
+void Connection::Dispatch() {
+  auto message = parser_->release();
+  parser_.reset();
+  keep_alive_ = message.keep_alive();
+  HttpRequest req;
+  req.method = std::string(message.method_string());
+  auto target = message.target();
+  SplitTarget(std::string_view(target.data(), target.size()), req);
+  req.content_type = std::string(message[bhttp::field::content_type]);
+  auto ihcl = message.find("Inference-Header-Content-Length");
+  if (ihcl != message.end()) req.inference_header_length = std::string(ihcl->value());
+  *req.body = std::move(message.body());
+  ReservePadding(*req.body);
+  req.received = Clock::Real()->Now();
+  cancelled_ = req.cancelled;
+  busy_ = true;
+  WatchForClose();
+  auto self = shared_from_this();
+  Responder respond = [self](ResponseMaker make) {
+    net::post(self->stream_.get_executor(),
+              [self, make = std::move(make)] { self->Send(make()); });
+  };
+  router_->Dispatch(req, std::move(respond));
+}
+
+void Connection::WatchForClose() {
+  // Readable while serving = the client closed (or pipelined its next request).
+  stream_.socket().async_wait(
+      net::ip::tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+        if (ec || !self->busy_) return;
+        beast::error_code avail_ec;
+        size_t n = self->stream_.socket().available(avail_ec);
+        if (avail_ec || n == 0) {
+          if (self->cancelled_) self->cancelled_->store(true);
+        }
+      });
+}
+
+void Connection::Send(HttpResponse response) {
+  if (busy_) {
+    busy_ = false;
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);  // ends the close watch
+  }
+  auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
+      static_cast<bhttp::status>(response.status), 11);
+  res->set(bhttp::field::server, kServerName);
+  res->set(bhttp::field::content_type, response.content_type);
+  for (auto& [name, value] : response.headers) res->set(name, value);
+  res->keep_alive(keep_alive_);
+  res->body() = std::move(response.body);
+  res->prepare_payload();
+  response_ = res;
+  stream_.expires_after(options_.idle_timeout);
+  bhttp::async_write(stream_, *res, [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->OnWrite(ec);
+  });
+}
+
+void Connection::OnWrite(beast::error_code ec) {
+  response_.reset();
+  if (ec || !keep_alive_) return Close();
+  ReadHeader();
+}
+
+void Connection::Close() {
+  if (cancelled_) cancelled_->store(true);
+  beast::error_code ignored;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  stream_.socket().close(ignored);
+}
+
+}  // namespace inferd::http

@@ -1,0 +1,148 @@
+#include "http/http_server.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/post.hpp>
+
+#include <thread>
+#include <vector>
+
+#include "http/connection.h"
+#include "http/inference_routes.h"
+#include "http/management_routes.h"
+#include "http/metrics_routes.h"
+#include "http/route_context.h"
+#include "http/v2_routes.h"
+
+namespace inferd::http {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+std::string_view RoleName(HttpServer::Role role) {
+  switch (role) {
+    case HttpServer::Role::kInference: return "inference";
+    case HttpServer::Role::kManagement: return "management";
+    case HttpServer::Role::kMetrics: return "metrics";
+  }
+  return "unknown";
+}
+
+class HttpServer::Impl {
+ public:
+  Impl(const Options& options, Services services)
+      : options_(options),
+        services_(std::move(services)),
+        io_(std::make_shared<net::io_context>(std::max(1, options.threads))),
+        acceptor_(net::make_strand(*io_)),
+        request_metrics_(services_.metrics),
+        blocking_(1) {}
+
+  ~Impl() { Stop(); }
+
+  Status Bind() {
+    boost::system::error_code ec;
+    auto address = net::ip::make_address(options_.bind_address, ec);
+    if (ec) {
+      return InvalidArgument("bind address '" + options_.bind_address + "' is not an IP address");
+    }
+    tcp::endpoint endpoint(address, options_.port);
+    std::string where = std::string(RoleName(options_.role)) + " port " +
+                        options_.bind_address + ":" + std::to_string(options_.port);
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (ec) return Unavailable("cannot listen on the " + where + ": " + ec.message());
+    port_ = acceptor_.local_endpoint().port();
+    BuildRoutes();
+    return Status::Ok();
+  }
+
+  uint16_t port() const { return port_; }
+
+  void Start() {
+    if (!threads_.empty()) return;
+    Accept();
+    for (int i = 0; i < std::max(1, options_.threads); ++i) {
+      threads_.emplace_back([io = io_] { io->run(); });
+    }
+  }
+
+  void Stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    net::post(acceptor_.get_executor(), [this] {
+      boost::system::error_code ignored;
+      acceptor_.close(ignored);
+    });
+    io_->stop();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    blocking_.join();
+  }
+
+ private:
+  void BuildRoutes() {
+    RouteContext ctx;
+    ctx.repository = services_.repository;
+    ctx.metrics = services_.metrics;
+    ctx.ready = services_.ready;
+    ctx.request_metrics = &request_metrics_;
+    ctx.run_blocking = [this](std::function<void()> job) { net::post(blocking_, std::move(job)); };
+    switch (options_.role) {
+      case Role::kInference:
+        AddTorchServeInferenceRoutes(router_, ctx);
+        AddV2InferenceRoutes(router_, ctx);
+        break;
+      case Role::kManagement: AddManagementRoutes(router_, ctx); break;
+      case Role::kMetrics: AddMetricsRoutes(router_, ctx); break;
+    }
+  }
+
+  void Accept() {
+    acceptor_.async_accept(net::make_strand(*io_), [this](boost::system::error_code ec,
+                                                          tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+      if (!ec) {
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        std::make_shared<Connection>(std::move(socket), io_, &router_,
+                                     ConnectionOptions{options_.body_limit, options_.idle_timeout})
+            ->Start();
+      }
+      Accept();
+    });
+  }
+
+  Options options_;
+  Services services_;
+  std::shared_ptr<net::io_context> io_;
+  tcp::acceptor acceptor_;
+  RequestMetrics request_metrics_;
+  Router router_;
+  net::thread_pool blocking_;  // model loads and unloads
+  std::vector<std::thread> threads_;
+  uint16_t port_ = 0;
+  bool stopped_ = false;
+};
+
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const Options& options,
+                                                         Services services) {
+  if (options.role != Role::kMetrics && !services.repository) {
+    return InvalidArgument(std::string(RoleName(options.role)) + " server needs a repository");
+  }
+  if (options.threads < 1) return InvalidArgument("http threads must be >= 1");
+  auto impl = std::make_unique<Impl>(options, std::move(services));
+  RETURN_IF_ERROR(impl->Bind());
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpServer::~HttpServer() = default;
+uint16_t HttpServer::port() const { return impl_->port(); }
+void HttpServer::Start() { impl_->Start(); }
+void HttpServer::Stop() { impl_->Stop(); }
+
+}  // namespace inferd::http

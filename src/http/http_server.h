@@ -1,0 +1,61 @@
+// HttpServer: one listening port serving one role's routes over HTTP/1.1
+// (Boost.Beast), on a few network threads (default 1).
+//
+//   inference   TorchServe /ping, /predictions; KServe v2 /v2/...
+//   management  TorchServe /models...; v2 /v2/repository/...
+//   metrics     /metrics (Prometheus text)
+//
+// Create binds the port (0 = any free port; port() tells which), Start runs the
+// network threads, Stop closes the port and joins them. Requests answer JSON
+// errors {"error": "..."} mapped by status_map.h. Stop the server before the
+// scheduler and repository it points to are destroyed; completions that
+// arrive after Stop are dropped. Thread-safety: Start/Stop from one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "metrics/registry.h"
+#include "repository/model_repository.h"
+
+namespace inferd::http {
+
+class HttpServer {
+ public:
+  enum class Role { kInference, kManagement, kMetrics };
+
+  struct Options {
+    std::string bind_address = "127.0.0.1";
+    uint16_t port = 0;                           // 0 = any free port
+    Role role = Role::kInference;
+    size_t body_limit = 64ull << 20;             // larger bodies answer 413
+    int threads = 1;                             // network threads
+    std::chrono::seconds idle_timeout{60};       // per read (header + body) and per write
+  };
+
+  struct Services {
+    repository::ModelRepository* repository = nullptr;  // required for inference/management
+    metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
+    std::function<bool()> ready;                        // empty = always ready
+  };
+
+  static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options, Services services);
+  ~HttpServer();
+
+  uint16_t port() const;
+  void Start();
+  void Stop();
+
+ private:
+  class Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string_view RoleName(HttpServer::Role role);  // inference | management | metrics
+
+}  // namespace inferd::http

@@ -1,0 +1,66 @@
+#include "http/inference_routes.h"
+
+#include "http/inference_call.h"
+#include "http/json_body.h"
+#include "http/json_writer.h"
+#include "http/raw_body.h"
+#include "http/status_map.h"
+#include "http/torchserve_codec.h"
+
+namespace inferd::http {
+namespace {
+
+void Ping(const RouteContext& ctx, Responder respond) {
+  if (!ctx.ready || ctx.ready()) {
+    Reply(respond, JsonResponse(200, R"({"status":"Healthy"})"));
+  } else {
+    Reply(respond, JsonResponse(503, R"({"status":"Unhealthy","error":"server is not ready"})"));
+  }
+}
+
+void Predict(const RouteContext& ctx, const HttpRequest& http, const PathParams& params,
+             Responder respond) {
+  repository::ModelHandle model = ResolveModel(ctx, params, http, respond);
+  if (!model) return;
+  const config::ModelConfig& config = model->config();
+  scheduler::InferenceRequest request;
+  bool single_item = true;
+  if (!config.preprocess.kind.empty()) {
+    auto raw = ExtractRawInput(http);
+    if (!raw.ok()) {
+      AnswerError(ctx, model->name(), model->version(), http, respond, raw.status());
+      return;
+    }
+    request.raw.push_back(std::move(*raw));
+  } else {
+    auto parsed = ParsePredictionJson(*http.body, config);
+    if (!parsed.ok()) {
+      AnswerError(ctx, model->name(), model->version(), http, respond, parsed.status());
+      return;
+    }
+    request.inputs = std::move(parsed->inputs);
+    single_item = parsed->added_batch_dim;
+  }
+  SubmitInference(ctx, model, std::move(request), http, std::move(respond),
+                  [single_item](const scheduler::InferenceResponse& response)
+                      -> StatusOr<HttpResponse> {
+                    ASSIGN_OR_RETURN(std::string body,
+                                     WritePredictionResponse(response, single_item));
+                    return JsonResponse(200, std::move(body));
+                  });
+}
+
+}  // namespace
+
+void AddTorchServeInferenceRoutes(Router& router, const RouteContext& ctx) {
+  router.Add("GET", "/ping", [ctx](const HttpRequest&, const PathParams&, Responder respond) {
+    Ping(ctx, std::move(respond));
+  });
+  auto predict = [ctx](const HttpRequest& http, const PathParams& params, Responder respond) {
+    Predict(ctx, http, params, std::move(respond));
+  };
+  router.Add("POST", "/predictions/{model}", predict);
+  router.Add("POST", "/predictions/{model}/{version}", predict);
+}
+
+}  // namespace inferd::http

@@ -1,0 +1,14 @@
+// TorchServe inference API on the inference port:
+//   GET  /ping                               {"status": "Healthy"} (503 "Unhealthy" when not ready)
+//   POST /predictions/{model}[/{version}]    JSON tensors, or raw bytes for models with preprocess:
+// See torchserve_codec.h and raw_body.h for the body forms.
+#pragma once
+
+#include "http/route_context.h"
+#include "http/router.h"
+
+namespace inferd::http {
+
+void AddTorchServeInferenceRoutes(Router& router, const RouteContext& ctx);
+
+}  // namespace inferd::http

@@ -1,0 +1,39 @@
+// JSON documents describing models and the server: v2 server and model
+// metadata, the v2 repository index, and TorchServe's list / describe.
+// Pure functions of repository::ModelStatus; any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "repository/model_repository.h"
+
+namespace inferd::http {
+
+inline constexpr const char* kServerName = "inferd";
+inline constexpr const char* kServerVersion = "0.1.0";
+
+// {"name", "version", "extensions"}
+std::string WriteV2ServerMetadata();
+
+// {"name", "versions", "platform", "inputs", "outputs"[, "state", "error"]}: shapes carry
+// a leading -1 (the batch dim; every inferd model takes one). kNotFound for an unknown version.
+StatusOr<std::string> WriteV2ModelMetadata(const repository::ModelStatus& status,
+                                           std::optional<int64_t> version);
+
+// [{"name", "version", "state", "reason"}] for every version of every model.
+std::string WriteV2RepositoryIndex(const std::vector<repository::ModelStatus>& models,
+                                   bool ready_only);
+
+// TorchServe: {"models": [{"modelName", "modelUrl"}]}.
+std::string WriteTorchServeModelList(const std::vector<repository::ModelStatus>& models);
+
+// TorchServe describe: a list with one object per version shown: `version` set -> that one,
+// `all` -> every version, else the default (highest ready, else highest).
+StatusOr<std::string> WriteTorchServeDescribe(const repository::ModelStatus& status,
+                                              std::optional<int64_t> version, bool all);
+
+}  // namespace inferd::http

@@ -1,0 +1,33 @@
+// RequestMetrics: the per-request series the HTTP front end records.
+//
+//   inferd_requests_total{model, version, code}        counter (code = HTTP status)
+//   inferd_request_duration_seconds{model}              histogram, body read to response built
+//   inferd_queue_duration_seconds{model}                histogram, InferenceResponse::queue_us
+//   inferd_compute_duration_seconds{model}              histogram, InferenceResponse::compute_us
+// Batch sizes are recorded per batch by the scheduler (inferd_batch_size).
+// Requests for unknown models count under model="" so that clients cannot
+// grow the label set at will. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/clock.h"
+#include "metrics/registry.h"
+#include "scheduler/inference_request.h"
+
+namespace inferd::http {
+
+class RequestMetrics {
+ public:
+  explicit RequestMetrics(metrics::Registry* registry) : registry_(registry) {}
+
+  // `version` 0 = not resolved; `response` may be null (the request failed).
+  void Record(const std::string& model, int64_t version, int http_status, TimePoint received,
+              const scheduler::InferenceResponse* response);
+
+ private:
+  metrics::Registry* registry_;  // may be null: nothing is recorded
+};
+
+}  // namespace inferd::http
