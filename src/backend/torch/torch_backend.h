@@ -6,9 +6,8 @@
 //
 // Load: torch::jit::load, eval(), then torch::jit::freeze (on failure, e.g. a
 // module that keeps Python-only attributes, the unfrozen module is used and a
-// warning is logged). `precision: bf16` converts floating-point weights to
-// bf16 before freezing and casts floating inputs/outputs at the boundary (see
-// torch_model.h). Load never throws: a missing or unreadable file comes back
+// warning is logged). `precision: bf16` runs forward() under CPU autocast to
+// bf16 (see torch_model.h). Load never throws: a missing or unreadable file comes back
 // as kInvalidArgument naming the path.
 //
 // Thread-safety: Load may be called from several loader threads at once.

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include <ATen/autocast_mode.h>
 #include <spdlog/spdlog.h>
 
 #include "backend/torch/tensor_conversion.h"
@@ -26,6 +27,31 @@ std::string Message(const std::exception& e) {
 }
 
 std::string Quoted(const std::string& name) { return "'" + name + "'"; }
+
+// CPU autocast to bf16 on the calling thread for one forward() (the state is
+// thread-local), restored afterwards.
+class ScopedBf16Autocast {
+ public:
+  explicit ScopedBf16Autocast(bool enable) : enable_(enable) {
+    if (!enable_) return;
+    was_enabled_ = at::autocast::is_cpu_enabled();
+    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+  }
+  ~ScopedBf16Autocast() {
+    if (!enable_) return;
+    at::autocast::set_cpu_enabled(was_enabled_);
+    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+  }
+  ScopedBf16Autocast(const ScopedBf16Autocast&) = delete;
+  ScopedBf16Autocast& operator=(const ScopedBf16Autocast&) = delete;
+
+ private:
+  const bool enable_;
+  bool was_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kBFloat16;
+};
 
 bool IsFloating(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
@@ -67,7 +93,6 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                              " has no forward() method");
     }
     module.eval();
-    if (load.config.precision == "bf16") module.to(at::kBFloat16);
   } catch (const std::exception& e) {
     return InvalidArgument("model " + Quoted(name) + ": cannot prepare " + Quoted(path) + ": " +
                            Message(e));
@@ -112,6 +137,7 @@ Status TorchModel::WarmUp() {
     try {
       c10::InferenceMode inference_mode;
       ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
+      ScopedBf16Autocast autocast(bf16_);
       result = module_.forward(std::move(args));
     } catch (const std::exception& e) {
       // Zero inputs may be meaningless to a model; requests will tell.
@@ -135,7 +161,6 @@ StatusOr<std::vector<c10::IValue>> TorchModel::ToArguments(
   args.reserve(inputs.size());
   auto add = [&](const NamedTensor& input) -> Status {
     ASSIGN_OR_RETURN(at::Tensor t, ToTorch(input.tensor, "input " + Quoted(input.name)));
-    if (bf16_ && IsFloating(t.scalar_type())) t = t.to(at::kBFloat16);
     args.emplace_back(std::move(t));
     return Status::Ok();
   };
@@ -266,7 +291,11 @@ StatusOr<std::vector<NamedTensor>> TorchModel::Execute(const std::vector<NamedTe
   try {
     c10::InferenceMode inference_mode;
     ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
-    c10::IValue result = module_.forward(std::move(args));
+    c10::IValue result;
+    {
+      ScopedBf16Autocast autocast(bf16_);
+      result = module_.forward(std::move(args));
+    }
     return FromResult(result);
   } catch (const std::exception& e) {
     return Internal("model " + Quoted(config_.name) + " failed in forward(): " + Message(e));

@@ -9,9 +9,12 @@
 // dict). Output datatypes are checked against the config, at load time by a
 // warm-up run on zero inputs and again on every call.
 //
-// precision bf16: floating-point weights are converted to bf16 before
-// freezing; floating inputs are cast to bf16 on the way in and bf16 outputs
-// back to the config's datatype (FP32 when the config lists none) on the way out.
+// precision bf16: forward() runs under CPU autocast to bf16 (matrix products
+// and convolutions in bf16, precision-sensitive ops in fp32, weights folded in
+// fp32 by freeze and cast per call); bf16 outputs are cast back to the
+// config's datatype (FP32 when the config lists none). Chosen over converting
+// the module to bf16: same speed on ResNet-18 (1.9x fp32), 2-3x smaller error
+// on MobileNetV3 (conv-bn folding in bf16 loses precision).
 //
 // Thread-safety: Execute may be called concurrently from several threads; it
 // runs under c10::InferenceMode and touches no mutable state of its own
