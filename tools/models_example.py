@@ -5,7 +5,7 @@ config.yaml and labels.txt are committed under examples/model-store/<model>/;
 they are copied into the store when it is another folder. The torchvision
 models have random weights (seeded, then calibrated: see calibrate()): they
 exercise the server, not accuracy.
-Each also gets reference.npz (a seeded input and PyTorch's output for it) so
+Each also gets reference.json (a seeded input and PyTorch's output for it) so
 that end-to-end tests can compare the server's answer with PyTorch's.
 """
 
@@ -102,8 +102,22 @@ def build_torchvision(model_dir, model):
         expected = net(example)
     os.makedirs(os.path.join(model_dir, "1"), exist_ok=True)
     traced.save(os.path.join(model_dir, "1", "model.pt"))
-    np.savez(os.path.join(model_dir, "reference.npz"), input=example.numpy(),
-             output=expected.numpy())
+    write_reference(model_dir, example, expected)
+
+
+def write_reference(model_dir, example, expected):
+    """reference.json plus raw little-endian float32 files, readable from C++
+    and from numpy (np.fromfile) alike."""
+    import json
+
+    example.numpy().astype("<f4").tofile(os.path.join(model_dir, "reference_input.f32"))
+    expected.numpy().astype("<f4").tofile(os.path.join(model_dir, "reference_output.f32"))
+    with open(os.path.join(model_dir, "reference.json"), "w") as f:
+        json.dump({"description": "a seeded input and PyTorch's fp32 output for it",
+                   "input": "reference_input.f32", "input_shape": list(example.shape),
+                   "output": "reference_output.f32", "output_shape": list(expected.shape)},
+                  f, indent=1)
+        f.write("\n")
 
 
 def build(store, configs_dir, models, force, threads, digest):
