@@ -1,5 +1,6 @@
 #include "pipeline/model_hooks.h"
 
+#include <cctype>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "pipeline/image_preprocessor.h"
 #include "pipeline/payload.h"
 #include "pipeline/postprocessor.h"
+#include "pipeline/text_preprocessor.h"
 
 namespace inferd::pipeline {
 namespace {
@@ -32,6 +34,26 @@ Status CheckImageMediaType(const std::string& media) {
   return InvalidArgument("unsupported content type '" + media +
                          "' for an image model: send the image bytes (JPEG, PNG, BMP or WebP), "
                          "multipart/form-data or JSON {\"b64\": ...}");
+}
+
+Status CheckTextMediaType(const std::string& media, std::string_view content_type) {
+  if (media == "text/plain" || media.empty() || media == "application/octet-stream" ||
+      media == "application/x-www-form-urlencoded") {
+    std::string charset;
+    size_t at = content_type.find("charset=");
+    if (at != std::string_view::npos) {
+      for (char c : content_type.substr(at + 8)) {
+        if (c == ';' || c == ' ') break;
+        if (c != '"') charset += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+    }
+    if (!charset.empty() && charset != "utf-8" && charset != "utf8" && charset != "us-ascii") {
+      return InvalidArgument("unsupported charset '" + charset + "': send UTF-8 text");
+    }
+    return Status::Ok();
+  }
+  return InvalidArgument("unsupported content type '" + media +
+                         "' for a text model: send text/plain (UTF-8) or JSON {\"text\": ...}");
 }
 
 std::string ItemContext(size_t i, size_t n) { return n > 1 ? "item " + std::to_string(i) : ""; }
@@ -66,6 +88,26 @@ StatusOr<PreprocessHook> MakeImageHook(
   });
 }
 
+StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config, const std::string& model_dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<TextPreprocessor> created, TextPreprocessor::Create(config, model_dir));
+  std::shared_ptr<const TextPreprocessor> pre = std::move(created);
+  return PreprocessHook([pre](scheduler::InferenceRequest& request) -> Status {
+    const size_t n = request.raw.size();
+    std::vector<std::string> storage(n);
+    std::vector<std::string_view> texts(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto payload = UnwrapPayload(request.raw[i], &storage[i]);
+      Status st = payload.ok() ? CheckTextMediaType(payload->media_type, request.raw[i].content_type)
+                               : payload.status();
+      if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
+      texts[i] = payload->bytes;
+    }
+    ASSIGN_OR_RETURN(request.inputs, pre->Run(texts));
+    request.raw.clear();
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config,
@@ -74,6 +116,8 @@ StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config
   const std::string& pre = config.preprocess.kind;
   if (pre == "image") {
     ASSIGN_OR_RETURN(hooks.preprocess, MakeImageHook(config));
+  } else if (pre == "text") {
+    ASSIGN_OR_RETURN(hooks.preprocess, MakeTextHook(config, model_dir));
   } else if (!pre.empty()) {
     return FailedPrecondition("preprocess.kind: expected image or text, got '" + pre + "'");
   }
