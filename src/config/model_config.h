@@ -51,6 +51,7 @@ struct PreprocessConfig {
   bool lowercase = true;
   bool strip_accents = true;
   int max_length = 128;
+  bool truncation = true;  // false: text past max_length tokens answers 400 instead of being cut
 };
 
 // `postprocess:`: turns output tensors into the answer.
