@@ -3,6 +3,8 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
+#include <array>
+
 #include "http/json_body.h"
 #include "http/json_writer.h"
 #include "http/model_metadata.h"
@@ -88,6 +90,7 @@ void Connection::OnHeader(beast::error_code ec) {
   auto length = parser_->content_length();
   if (length && *length > options_.body_limit) {
     keep_alive_ = false;
+    linger_ = true;
     return Send(ErrorResponse(PayloadTooLarge(
         "request body of " + std::to_string(*length) + " bytes is over the limit of " +
         std::to_string(options_.body_limit) + " bytes")));
@@ -126,6 +129,7 @@ void Connection::ReadError(beast::error_code ec) {
     return Close();
   }
   keep_alive_ = false;
+  linger_ = true;
   if (ec == bhttp::error::body_limit) {
     return Send(ErrorResponse(PayloadTooLarge("request body is over the limit of " +
                                               std::to_string(options_.body_limit) + " bytes")));
@@ -152,20 +156,36 @@ void Connection::Dispatch() {
   req.received = Clock::Real()->Now();
   cancelled_ = req.cancelled;
   busy_ = true;
+  ++serving_;
   WatchForClose();
   auto self = shared_from_this();
-  Responder respond = [self](ResponseMaker make) {
-    net::post(self->stream_.get_executor(),
-              [self, make = std::move(make)] { self->Send(make()); });
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  Responder respond = [self, answered](ResponseMaker make) {
+    if (answered->exchange(true)) return;  // a buggy second answer is dropped
+    net::post(self->stream_.get_executor(), [self, make = std::move(make)] {
+      HttpResponse response;
+      try {
+        response = make();
+      } catch (const std::exception& e) {
+        response = ErrorResponse(Internal(std::string("writing the response failed: ") + e.what()));
+      }
+      self->Send(std::move(response));
+    });
   };
-  router_->Dispatch(req, std::move(respond));
+  try {
+    router_->Dispatch(req, respond);
+  } catch (const std::exception& e) {
+    // Dropped by the Responder if the handler had answered before throwing.
+    Reply(respond, ErrorResponse(Internal(std::string("handling the request failed: ") + e.what())));
+  }
 }
 
 void Connection::WatchForClose() {
   // Readable while serving = the client closed (or pipelined its next request).
   stream_.socket().async_wait(
-      net::ip::tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
-        if (ec || !self->busy_) return;
+      net::ip::tcp::socket::wait_read,
+      [self = shared_from_this(), serving = serving_](beast::error_code ec) {
+        if (ec || !self->busy_ || serving != self->serving_) return;
         beast::error_code avail_ec;
         size_t n = self->stream_.socket().available(avail_ec);
         if (avail_ec || n == 0) {
@@ -197,8 +217,30 @@ void Connection::Send(HttpResponse response) {
 
 void Connection::OnWrite(beast::error_code ec) {
   response_.reset();
+  if (!ec && linger_) return Linger();
   if (ec || !keep_alive_) return Close();
   ReadHeader();
+}
+
+void Connection::Linger() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  if (linger_) {
+    linger_ = false;
+    stream_.expires_after(std::chrono::seconds(5));  // one deadline for the whole drain
+  }
+  auto sink = std::make_shared<std::array<char, 64 * 1024>>();
+  stream_.async_read_some(net::buffer(*sink),
+                          [self = shared_from_this(), sink](beast::error_code ec, size_t) {
+                            if (ec) return self->Close();
+                            self->Linger();
+                          });
+}
+
+void Connection::Abort() {
+  if (cancelled_) cancelled_->store(true);
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
 }
 
 void Connection::Close() {

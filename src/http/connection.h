@@ -8,6 +8,7 @@
 // is watched for the client closing, which flips the request's cancelled flag
 // (best effort: a pipelined next request is not a close).
 // Slow clients: each read and write must finish within idle_timeout.
+// A handler that throws answers 500; the connection and the server go on.
 // Lifetime: owned by shared_ptrs held by its pending operations and Responders.
 #pragma once
 
@@ -37,6 +38,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
              const Router* router, ConnectionOptions options);
   ~Connection();
   void Start();
+  // Closes the socket from outside; only while no thread runs the io_context.
+  void Abort();
 
  private:
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -51,6 +54,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnWrite(boost::beast::error_code ec);
   void ReadError(boost::beast::error_code ec);
   void Close();
+  // After answering a request whose body was not read: stop sending, read and
+  // drop what the client still sends (up to a few seconds), then close, so
+  // that the client reads the answer instead of a connection reset.
+  void Linger();
 
   std::shared_ptr<boost::asio::io_context> io_;  // first: destroyed last
   boost::beast::tcp_stream stream_;
@@ -61,7 +68,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<boost::beast::http::response<boost::beast::http::string_body>> response_;
   std::shared_ptr<std::atomic<bool>> cancelled_;
   bool keep_alive_ = false;
-  bool busy_ = false;  // a request is being served (the close watch is armed)
+  bool busy_ = false;     // a request is being served (the close watch is armed)
+  uint64_t serving_ = 0;  // counts requests, so a stale close watch cannot cancel the next one
+  bool linger_ = false;   // close with Linger() after the response
 };
 
 }  // namespace inferd::http

@@ -5,6 +5,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/post.hpp>
 
+#include <spdlog/spdlog.h>
+
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -66,7 +69,16 @@ class HttpServer::Impl {
     if (!threads_.empty()) return;
     Accept();
     for (int i = 0; i < std::max(1, options_.threads); ++i) {
-      threads_.emplace_back([io = io_] { io->run(); });
+      threads_.emplace_back([io = io_] {
+        while (true) {
+          try {
+            io->run();
+            return;
+          } catch (const std::exception& e) {
+            spdlog::error("http network thread: {}", e.what());
+          }
+        }
+      });
     }
   }
 
@@ -81,6 +93,20 @@ class HttpServer::Impl {
     for (auto& t : threads_) t.join();
     threads_.clear();
     blocking_.join();
+    // No thread runs the io_context now: close what is still open, then let
+    // the aborted operations finish so the connections are released. Answers
+    // that arrive later (from executors) are queued and dropped.
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    {
+      std::lock_guard<std::mutex> lock(connections_mu_);
+      for (auto& weak : connections_) {
+        if (auto c = weak.lock()) c->Abort();
+      }
+      connections_.clear();
+    }
+    io_->restart();
+    io_->poll();
   }
 
  private:
@@ -108,12 +134,23 @@ class HttpServer::Impl {
       if (!ec) {
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<Connection>(std::move(socket), io_, &router_,
-                                     ConnectionOptions{options_.body_limit, options_.idle_timeout})
-            ->Start();
+        auto connection = std::make_shared<Connection>(
+            std::move(socket), io_, &router_,
+            ConnectionOptions{options_.body_limit, options_.idle_timeout});
+        Track(connection);
+        connection->Start();
       }
       Accept();
     });
+  }
+
+  void Track(const std::shared_ptr<Connection>& connection) {
+    std::lock_guard<std::mutex> lock(connections_mu_);
+    if (connections_.size() >= 2 * live_after_prune_ + 64) {
+      std::erase_if(connections_, [](const auto& w) { return w.expired(); });
+      live_after_prune_ = connections_.size();
+    }
+    connections_.push_back(connection);
   }
 
   Options options_;
@@ -126,6 +163,9 @@ class HttpServer::Impl {
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   bool stopped_ = false;
+  std::mutex connections_mu_;
+  std::vector<std::weak_ptr<Connection>> connections_;  // guarded by connections_mu_
+  size_t live_after_prune_ = 0;                          // guarded by connections_mu_
 };
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const Options& options,

@@ -172,6 +172,29 @@ TEST_F(HttpServerTest, BodyOverTheLimitIs413) {
   small->Stop();
 }
 
+TEST_F(HttpServerTest, ALargeBodyStillGets413NotAReset) {
+  // The client writes all of a body past the limit before reading: the server
+  // must drain it (lingering close) so the 413 reaches the client.
+  auto small = StartServer(HttpServer::Role::kInference, 1024);
+  TestClient c(small->port());
+  auto r = c.Send("POST", "/predictions/echo", std::string(8 << 20, '1'));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.Header("Connection"), "close");
+  small->Stop();
+}
+
+TEST_F(HttpServerTest, StopClosesOpenConnections) {
+  auto server = StartServer(HttpServer::Role::kInference, 1024);
+  TestClient c(server->port());
+  EXPECT_EQ(c.Send("GET", "/ping").status, 200);
+  server->Stop();
+  boost::beast::error_code ec;
+  char byte;
+  c.socket().read_some(boost::asio::buffer(&byte, 1), ec);
+  EXPECT_TRUE(ec == boost::asio::error::eof || ec == boost::asio::error::connection_reset)
+      << ec.message();
+}
+
 TEST_F(HttpServerTest, ExpectContinueIsAnswered) {
   TestClient c(inference_->port());
   namespace bhttp = boost::beast::http;
