@@ -15,7 +15,16 @@
 namespace inferd::backend {
 namespace {
 
-void SetInterOpThreadsOnce() {
+int PinCurrentThread(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+}  // namespace
+
+void LimitInterOpThreads() {
   static std::once_flag once;
   std::call_once(once, [] {
     try {
@@ -27,17 +36,8 @@ void SetInterOpThreadsOnce() {
   });
 }
 
-int PinCurrentThread(int core) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-}  // namespace
-
 Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads) {
-  SetInterOpThreadsOnce();
+  LimitInterOpThreads();
   const int n = cores.empty() ? std::max(num_threads, 1) : static_cast<int>(cores.size());
   try {
     // ATen initialises each thread's OpenMP thread count lazily from a

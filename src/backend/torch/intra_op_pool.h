@@ -15,6 +15,10 @@
 
 namespace inferd::backend {
 
+// Sets libtorch's inter-op pool to 1 thread, once per process; later calls do
+// nothing. Must run before any inter-op work (TorchBackend::Create calls it).
+void LimitInterOpThreads();
+
 // n = cores.size() when cores is non-empty (then each member is pinned), else
 // max(num_threads, 1) unpinned threads. A failed pin is reported, not fatal.
 Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads);

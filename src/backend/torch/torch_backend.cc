@@ -8,6 +8,8 @@
 namespace inferd::backend {
 
 StatusOr<std::unique_ptr<TorchBackend>> TorchBackend::Create(const Options& options) {
+  // Inter-op parallelism would add threads outside the core plan.
+  LimitInterOpThreads();
   return std::unique_ptr<TorchBackend>(new TorchBackend(options));
 }
 

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include <ATen/Parallel.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -196,6 +198,29 @@ TEST(IntraOpPoolTest, ThreadsConfigureTheirOwnPoolsIndependently) {
   EXPECT_EQ(one, 1);
   EXPECT_EQ(three, 3);
   EXPECT_EQ(pinned, std::vector<int>{usable[0]});
+}
+
+// ATen sets a thread's OpenMP thread count lazily, at its first parallel
+// call, from a process-wide value: a later executor's count must not leak
+// into an executor that was configured before it but ran nothing yet.
+TEST(IntraOpPoolTest, AnotherThreadsCountDoesNotLeakIntoAConfiguredThread) {
+  std::promise<void> a_configured, b_configured;
+  int a_threads = 0;
+  std::thread a([&] {
+    ASSERT_TRUE(ConfigureIntraOpPool({}, 1).ok());
+    a_configured.set_value();
+    b_configured.get_future().wait();
+    a_threads = at::get_num_threads();
+  });
+  std::thread b([&] {
+    a_configured.get_future().wait();
+    EXPECT_TRUE(ConfigureIntraOpPool({}, 3).ok());
+    EXPECT_EQ(at::get_num_threads(), 3);
+    b_configured.set_value();
+  });
+  a.join();
+  b.join();
+  EXPECT_EQ(a_threads, 1);
 }
 
 TEST(IntraOpPoolTest, ModelRunsOnAPinnedExecutorThread) {
