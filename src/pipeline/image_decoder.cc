@@ -3,6 +3,7 @@
 #include <string>
 
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "pipeline/jpeg_decoder.h"
 
@@ -12,11 +13,11 @@ namespace {
 // Pillow's L24: L = (R*19595 + G*38470 + B*7471 + 0x8000) >> 16.
 cv::Mat ToLuma(const cv::Mat& color, bool bgr) {
   cv::Mat gray(color.rows, color.cols, CV_8UC1);
-  const int r = bgr ? 2 : 0, b = bgr ? 0 : 2;
+  const int r = bgr ? 2 : 0, b = bgr ? 0 : 2, step = color.channels();
   for (int y = 0; y < color.rows; ++y) {
     const uint8_t* in = color.ptr<uint8_t>(y);
     uint8_t* out = gray.ptr<uint8_t>(y);
-    for (int x = 0; x < color.cols; ++x, in += 3) {
+    for (int x = 0; x < color.cols; ++x, in += step) {
       out[x] = static_cast<uint8_t>((in[r] * 19595u + in[1] * 38470u + in[b] * 7471u + 0x8000u) >> 16);
     }
   }
@@ -63,7 +64,7 @@ StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& 
   cv::Mat decoded;
   image.bgr = true;
   if (info.format == ImageFormat::kJpeg) {
-    auto jpeg = DecodeJpeg(bytes);
+    auto jpeg = DecodeJpeg(bytes, /*rgbx=*/!options.grayscale);
     if (jpeg.ok()) {
       decoded = ApplyOrientation(*jpeg, info.orientation);
       image.bgr = false;
@@ -73,6 +74,11 @@ StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& 
   }
   if (decoded.empty()) {
     ASSIGN_OR_RETURN(decoded, DecodeWithOpenCv(bytes, format));
+    if (!options.grayscale) {
+      cv::Mat bgrx;
+      cv::cvtColor(decoded, bgrx, cv::COLOR_BGR2BGRA);
+      decoded = std::move(bgrx);
+    }
   }
   if (options.grayscale) {
     image.pixels = ToLuma(decoded, image.bgr);

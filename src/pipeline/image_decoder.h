@@ -9,6 +9,8 @@
 // go through cv::imdecode, which applies EXIF orientation itself and gives BGR.
 // `bgr` says which order came out; callers that want the other order swap
 // channels when they write the tensor, not with a copy.
+// Colour comes out with 4 bytes per pixel (the 4th unused) so that the
+// resampler handles a pixel as one SIMD vector.
 // Grayscale output is PIL's convert("L") of the RGB pixels (ITU-R 601-2 luma
 // in Pillow's fixed point), so it matches torchvision pipelines bit for bit.
 // Pure function; thread-safe.
@@ -31,8 +33,8 @@ struct DecodeOptions {
 
 struct DecodedImage {
   ImageInfo info;  // as the header says (before EXIF rotation)
-  cv::Mat pixels;  // CV_8UC3 (RGB or BGR) or CV_8UC1, after EXIF rotation
-  bool bgr = false;  // 3-channel pixels are in B,G,R order
+  cv::Mat pixels;  // CV_8UC4 (RGBX or BGRX) or CV_8UC1, after EXIF rotation
+  bool bgr = false;  // colour pixels are in B,G,R,X order
 };
 
 // kInvalidArgument: not an image, corrupt, truncated, zero-sized.

@@ -143,14 +143,15 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   const CropAxis ax = CenterCropAxis(rw, cw), ay = CenterCropAxis(rh, ch);
   out->width = cw;
   out->height = ch;
-  out->channels = channels_;
+  const int stored = src.channels();
+  out->channels = stored;
   out->bgr = channels_ == 3 && decoded.bgr;
 
   ResizeWindowSpec spec;
   spec.in_width = w;
   spec.in_height = h;
   spec.in_stride = src.step[0];
-  spec.channels = channels_;
+  spec.channels = stored;
   spec.out_width = rw;
   spec.out_height = rh;
   spec.x0 = ax.offset;
@@ -160,16 +161,16 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   std::vector<uint8_t> scratch;
   const bool padded = ax.pad > 0 || ay.pad > 0 || ax.length < cw || ay.length < ch;
   if (!padded) {
-    out->pixels.resize(static_cast<size_t>(cw) * ch * channels_);
+    out->pixels.resize(static_cast<size_t>(cw) * ch * stored);
     ResizeWindow(src.ptr<uint8_t>(0), spec, out->pixels.data(), &scratch);
     return Status::Ok();
   }
-  std::vector<uint8_t> window(static_cast<size_t>(ax.length) * ay.length * channels_);
+  std::vector<uint8_t> window(static_cast<size_t>(ax.length) * ay.length * stored);
   ResizeWindow(src.ptr<uint8_t>(0), spec, window.data(), &scratch);
-  out->pixels.assign(static_cast<size_t>(cw) * ch * channels_, 0);
-  const size_t row = static_cast<size_t>(ax.length) * channels_;
+  out->pixels.assign(static_cast<size_t>(cw) * ch * stored, 0);
+  const size_t row = static_cast<size_t>(ax.length) * stored;
   for (int y = 0; y < ay.length; ++y) {
-    std::memcpy(&out->pixels[(static_cast<size_t>(y + ay.pad) * cw + ax.pad) * channels_],
+    std::memcpy(&out->pixels[(static_cast<size_t>(y + ay.pad) * cw + ax.pad) * stored],
                 &window[y * row], row);
   }
   return Status::Ok();
@@ -177,10 +178,10 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
 
 void ImagePreprocessor::Write(const Image8& image, std::byte* dst) const {
   const size_t plane = static_cast<size_t>(image.width) * image.height;
-  const int n = image.channels;
-  const bool swap = image.channels == 3 && image.bgr != (config_.color == "bgr");
-  for (int c = 0; c < n; ++c) {
-    const int src_c = swap ? n - 1 - c : c;
+  const int n = image.channels;  // stride between pixels
+  const bool swap = channels_ == 3 && image.bgr != (config_.color == "bgr");
+  for (int c = 0; c < channels_; ++c) {
+    const int src_c = swap ? 2 - c : c;
     const float* lut = lut_[c].data();
     const uint8_t* in = image.pixels.data() + src_c;
     if (dtype_ == DataType::kFp32) {

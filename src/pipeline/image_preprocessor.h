@@ -23,10 +23,11 @@
 
 namespace inferd::pipeline {
 
-// An image after resize and crop, before normalisation: height x width x channels uint8.
+// An image after resize and crop, before normalisation: height x width x
+// channels uint8 (channels: 1, or 4 for colour with the 4th byte unused).
 struct Image8 {
   int width = 0, height = 0, channels = 0;
-  bool bgr = false;  // 3-channel data in B,G,R order (as decoded)
+  bool bgr = false;  // colour data in B,G,R,X order (as decoded)
   std::vector<uint8_t> pixels;
 };
 

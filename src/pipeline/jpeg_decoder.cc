@@ -37,7 +37,7 @@ void EmitMessage(j_common_ptr cinfo, int level) {
 enum class Outcome { kOk, kError, kTruncated, kUnsupportedColor };
 
 // Only trivially destructible locals live in this frame: longjmp skips destructors.
-Outcome Decode(const unsigned char* data, size_t size, cv::Mat* out, ErrorManager* err) {
+Outcome Decode(const unsigned char* data, size_t size, bool rgbx, cv::Mat* out, ErrorManager* err) {
   jpeg_decompress_struct cinfo;
   cinfo.err = jpeg_std_error(&err->pub);
   err->pub.error_exit = ErrorExit;
@@ -55,9 +55,10 @@ Outcome Decode(const unsigned char* data, size_t size, cv::Mat* out, ErrorManage
     jpeg_destroy_decompress(&cinfo);
     return Outcome::kUnsupportedColor;
   }
-  cinfo.out_color_space = JCS_RGB;
+  cinfo.out_color_space = rgbx ? JCS_EXT_RGBX : JCS_RGB;
   jpeg_start_decompress(&cinfo);
-  out->create(static_cast<int>(cinfo.output_height), static_cast<int>(cinfo.output_width), CV_8UC3);
+  out->create(static_cast<int>(cinfo.output_height), static_cast<int>(cinfo.output_width),
+              rgbx ? CV_8UC4 : CV_8UC3);
   JSAMPROW rows[16];
   while (cinfo.output_scanline < cinfo.output_height) {
     const unsigned left = cinfo.output_height - cinfo.output_scanline;
@@ -72,10 +73,10 @@ Outcome Decode(const unsigned char* data, size_t size, cv::Mat* out, ErrorManage
 
 }  // namespace
 
-StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes) {
+StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes, bool rgbx) {
   cv::Mat out;
   ErrorManager err;
-  switch (Decode(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), &out, &err)) {
+  switch (Decode(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), rgbx, &out, &err)) {
     case Outcome::kOk: return out;
     case Outcome::kTruncated: return InvalidArgument("truncated JPEG image: the data ends before the last scan");
     case Outcome::kUnsupportedColor: return FailedPrecondition("CMYK JPEG");

@@ -19,9 +19,11 @@
 
 namespace inferd::pipeline {
 
-// CV_8UC3 in R,G,B order. kInvalidArgument for corrupt or truncated data,
-// kFailedPrecondition for colour spaces libjpeg cannot turn into RGB.
-StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes);
+// CV_8UC3 in R,G,B order, or with `rgbx` CV_8UC4 R,G,B,X (X = 255): four
+// bytes per pixel let the resampler treat a pixel as one SIMD vector.
+// kInvalidArgument for corrupt or truncated data, kFailedPrecondition for
+// colour spaces libjpeg cannot turn into RGB.
+StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes, bool rgbx = false);
 
 // Turns pixels stored with EXIF orientation `orientation` (1..8) upright, as
 // PIL's ImageOps.exif_transpose does. 1 returns `image` itself.
