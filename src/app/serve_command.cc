@@ -1,0 +1,193 @@
+#include "app/serve_command.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cstdio>
+#include <sstream>
+
+#include "backend/torch/torch_backend.h"
+#include "http/http_server.h"
+#include "metrics/registry.h"
+#include "pipeline/model_hooks.h"
+#include "repository/model_repository.h"
+#include "scheduler/scheduler.h"
+#include "topology/core_plan.h"
+#include "topology/cpu_budget.h"
+#include "topology/plan_metrics.h"
+#include "topology/topology_command.h"
+
+namespace inferd::app {
+namespace {
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// The models the plan is made for: those loaded at start, or every one of the
+// store. Models loaded later through the management API run as `auto`.
+std::vector<config::ModelConfig> PlannedConfigs(const ServeOptions& options) {
+  std::vector<std::string> problems;
+  auto all = topology::LoadStoreConfigs(options.model_store, &problems);
+  if (!all.ok()) return {};
+  if (options.models == "all") return *all;
+  std::vector<config::ModelConfig> chosen;
+  for (const auto& name : SplitList(options.models)) {
+    for (const auto& c : *all) {
+      if (c.name == name) chosen.push_back(c);
+    }
+  }
+  return chosen;
+}
+
+void LogPlan(const topology::CpuBudget& budget, const topology::CorePlan& plan) {
+  spdlog::info("cpu budget: {} usable cores (cpus {})", budget.usable_cores(),
+               [&] {
+                 std::string s;
+                 for (int c : budget.usable_cpus()) s += (s.empty() ? "" : ",") + std::to_string(c);
+                 return s;
+               }());
+  for (const auto& e : plan.executors) {
+    std::string cores;
+    for (int c : e.cores) cores += (cores.empty() ? "" : ",") + std::to_string(c);
+    spdlog::info("executor {}: {} intra-op thread(s) pinned to cpus {}", e.id, e.num_threads, cores);
+  }
+  for (const auto& m : plan.models) {
+    spdlog::info("model '{}': up to {} executor(s) at once", m.name, m.max_concurrency);
+  }
+  for (const auto& w : plan.warnings) spdlog::warn("core plan: {}", w);
+  for (const auto& n : plan.notes) spdlog::info("core plan: {}", n);
+}
+
+// Blocks until SIGTERM or SIGINT.
+int WaitForSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+}  // namespace
+
+int RunServe(const ServeOptions& options) {
+  // Block the stop signals in every thread; the main thread waits for them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  topology::DetectOptions detect;
+  detect.cpus = options.cpus;
+  auto budget = topology::DetectCpuBudget(detect);
+  if (!budget.ok()) {
+    spdlog::error("cpu budget: {}", budget.status().message());
+    return 1;
+  }
+  topology::PlanOptions plan_options;
+  plan_options.auto_threads = options.auto_threads;
+  auto plan = topology::MakeCorePlan(budget->usable, PlannedConfigs(options), plan_options);
+  if (!plan.ok()) {
+    spdlog::error("core plan: {}", plan.status().message());
+    return 1;
+  }
+  LogPlan(*budget, *plan);
+
+  metrics::Registry registry;
+  topology::ExportPlanMetrics(*budget, *plan, registry);
+
+  auto backend = backend::TorchBackend::Create();
+  if (!backend.ok()) {
+    spdlog::error("torch backend: {}", backend.status().message());
+    return 1;
+  }
+  scheduler::Scheduler::Options so;
+  for (const auto& e : plan->executors) so.executors.push_back({e.cores, e.num_threads});
+  so.backend = backend->get();
+  so.metrics = &registry;
+  auto scheduler = scheduler::Scheduler::Create(so);
+  if (!scheduler.ok()) {
+    spdlog::error("scheduler: {}", scheduler.status().message());
+    return 1;
+  }
+
+  const topology::CorePlan core_plan = *plan;
+  repository::ModelRepository::Options ro;
+  ro.store_dir = options.model_store;
+  if (options.models != "all") ro.models = SplitList(options.models);
+  ro.backend = backend->get();
+  ro.scheduler = scheduler->get();
+  ro.hooks_factory = pipeline::MakeModelHooks;
+  ro.placement = [core_plan](const config::ModelConfig& config, scheduler::ModelSpec* spec) {
+    if (const auto* m = core_plan.FindModel(config.name)) {
+      spec->max_concurrency = m->max_concurrency;
+      spec->executor_ids = m->executor_ids;
+    }
+  };
+  auto repo = repository::ModelRepository::Create(ro);
+  if (!repo.ok()) {
+    spdlog::error("model store: {}", repo.status().message());
+    return 1;
+  }
+
+  std::atomic<bool> loaded{false};
+  std::atomic<bool> draining{false};
+  http::HttpServer::Services services;
+  services.repository = repo->get();
+  services.metrics = &registry;
+  services.ready = [&] { return loaded.load() && !draining.load() && (*repo)->AllReady(); };
+
+  std::vector<std::unique_ptr<http::HttpServer>> servers;
+  using Role = http::HttpServer::Role;
+  const std::pair<Role, int> ports[] = {{Role::kInference, options.http_port},
+                                        {Role::kManagement, options.management_port},
+                                        {Role::kMetrics, options.metrics_port}};
+  for (const auto& [role, port] : ports) {
+    http::HttpServer::Options ho;
+    ho.role = role;
+    ho.bind_address = options.bind;
+    ho.port = static_cast<uint16_t>(port);
+    ho.body_limit = options.body_limit;
+    ho.threads = options.network_threads;
+    auto server = http::HttpServer::Create(ho, services);
+    if (!server.ok()) {
+      spdlog::error("http: {}", server.status().message());
+      return 1;
+    }
+    servers.push_back(std::move(*server));
+  }
+  for (auto& s : servers) s->Start();
+  std::printf("inferd: listening http=%u management=%u metrics=%u\n", servers[0]->port(),
+              servers[1]->port(), servers[2]->port());
+  std::fflush(stdout);
+
+  (*repo)->LoadInitial();
+  loaded = true;
+  spdlog::info("inferd: ready={}", services.ready());
+
+  const int sig = WaitForSignal();
+  spdlog::info("received {}: draining (grace period {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+               options.drain_timeout_s);
+  draining = true;
+  (*scheduler)->StopAccepting();
+  const auto grace = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(options.drain_timeout_s));
+  const bool idle = (*scheduler)->WaitIdle(Clock::Real()->Now() + grace);
+  if (!idle) spdlog::warn("drain: grace period over with requests still running");
+  for (auto& s : servers) s->Stop();
+  spdlog::info("inferd: stopped");
+  return 0;
+}
+
+}  // namespace inferd::app

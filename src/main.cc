@@ -1,0 +1,60 @@
+// inferd: a model inference server. Subcommands: serve | topology | bench.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "app/serve_command.h"
+#include "bench/bench_flags.h"
+#include "bench/bench_runner.h"
+#include "topology/topology_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"inferd: serves TorchScript models over HTTP, natively, within the CPU budget"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
+
+  inferd::app::ServeOptions serve;
+  auto* s = app.add_subcommand("serve", "serve the models of a model store");
+  s->add_option("--model-store", serve.model_store, "DIR holding <model>/config.yaml, <model>/<version>/model.pt")
+      ->required();
+  s->add_option("--models", serve.models, "models to load at start: all, or a,b,c")->capture_default_str();
+  s->add_option("--bind", serve.bind, "address of all three ports")->capture_default_str();
+  s->add_option("--http-port", serve.http_port, "inference port (0 = any free port)")->capture_default_str();
+  s->add_option("--management-port", serve.management_port, "management port (0 = any)")
+      ->capture_default_str();
+  s->add_option("--metrics-port", serve.metrics_port, "metrics port (0 = any)")->capture_default_str();
+  s->add_option("--cpus", serve.cpus, "narrow the CPU budget, e.g. 0-3,6");
+  s->add_option("--auto-threads", serve.auto_threads, "cores per executor for `instances: auto` models")
+      ->capture_default_str();
+  s->add_option("--drain-timeout", serve.drain_timeout_s, "seconds queued work may take after SIGTERM")
+      ->capture_default_str();
+  s->add_option("--body-limit", serve.body_limit, "largest request body in bytes (413 past it)")
+      ->capture_default_str();
+  s->add_option("--network-threads", serve.network_threads, "HTTP threads")->capture_default_str();
+
+  inferd::topology::TopologyCommandOptions topo;
+  auto* t = app.add_subcommand("topology", "print the CPU budget and the core plan");
+  t->add_option("--model-store", topo.model_store, "plan for the models of this store");
+  t->add_flag("--json", topo.json, "JSON instead of text");
+  t->add_option("--cpus", topo.cpus, "narrow the CPU budget, e.g. 0-3,6");
+  t->add_option("--auto-threads", topo.plan.auto_threads, "cores per executor for auto models")
+      ->capture_default_str();
+
+  inferd::bench::BenchOptions bench;
+  auto* b = app.add_subcommand("bench", "load generator: closed/open loop sweeps, tables, plots");
+  inferd::bench::AddBenchFlags(b, &bench);
+
+  CLI11_PARSE(app, argc, argv);
+  // Logs go to stderr; stdout carries only what a command prints (the bound
+  // ports of `serve`, the reports of `topology` and `bench`).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("inferd"));
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  if (*s) return inferd::app::RunServe(serve);
+  if (*t) return inferd::topology::RunTopologyCommand(topo, std::cout);
+  if (*b) return inferd::bench::RunBench(bench);
+  return 2;
+}
