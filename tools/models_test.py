@@ -13,12 +13,15 @@ reads TEST_MODELS to check its stamp first).
                  any element is negative
   slow           iterations INT64 [1] -> FP32 [1]: that many 256x256 matrix
                  products (about 0.3 ms each), for deadline and queue tests
+  unfreezable    x FP32 [-1] -> x + 1, from a module torch.jit.freeze rejects
+                 (it reassigns an interface attribute in forward)
   tiny_cnn       image FP32 [1,8,8] -> logits FP32 [10] (a seeded conv net)
 """
 
 import os
 
-TEST_MODELS = ["identity_fp32", "two_io", "dict_out", "all_dtypes", "thrower", "slow", "tiny_cnn"]
+TEST_MODELS = ["identity_fp32", "two_io", "dict_out", "all_dtypes", "thrower", "slow",
+               "unfreezable", "tiny_cnn"]
 
 DTYPES = ["BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP16", "BF16", "FP32", "FP64"]
 
@@ -84,6 +87,27 @@ def modules():
                 y = torch.tanh(y @ self.w)
             return y.sum().reshape(1, 1).expand(iterations.size(0), 1).contiguous()
 
+    @torch.jit.interface
+    class Unary(nn.Module):
+        def forward(self, x: Tensor) -> Tensor:
+            pass
+
+    class AddOne(nn.Module):
+        def forward(self, x: Tensor) -> Tensor:
+            return x + 1
+
+    class Unfreezable(nn.Module):
+        step: Unary  # an interface attribute reassigned in forward: freeze refuses it
+
+        def __init__(self):
+            super().__init__()
+            self.step = AddOne()
+            self.default_step = AddOne()
+
+        def forward(self, x: Tensor) -> Tensor:
+            self.step = self.default_step
+            return self.step.forward(x)
+
     def tiny_cnn():
         net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 10))
         return torch.jit.trace(net.eval(), torch.rand(1, 1, 8, 8))
@@ -105,6 +129,8 @@ def modules():
          [("x", "FP32", [-1])], [("doubled", "FP32", [-1])]),
         ("slow", torch.jit.script(Slow()), 8,
          [("iterations", "INT64", [1])], [("checksum", "FP32", [1])]),
+        ("unfreezable", torch.jit.script(Unfreezable()), 8,
+         [("x", "FP32", [-1])], [("y", "FP32", [-1])]),
         ("tiny_cnn", tiny_cnn(), 8,
          [("image", "FP32", [1, 8, 8])], [("logits", "FP32", [10])]),
     ]

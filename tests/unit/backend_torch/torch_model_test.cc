@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "backend/torch/torch_model.h"
 #include "unit/backend_torch/test_models.h"
 
 namespace inferd::backend {
@@ -165,6 +166,19 @@ TEST(TorchModelTest, MisalignedInputBytesAreAccepted) {
                              {"b", misaligned}});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(Values<int64_t>((*out)[1].tensor), (std::vector<int64_t>{6, 7}));
+}
+
+TEST(TorchModelTest, ModuleThatCannotBeFrozenIsServedUnfrozen) {
+  SKIP_WITHOUT_TEST_STORE();
+  auto model = LoadTestModel("unfreezable");
+  ASSERT_NE(model, nullptr);
+  auto* torch_model = dynamic_cast<TorchModel*>(model.get());
+  ASSERT_NE(torch_model, nullptr);
+  EXPECT_FALSE(torch_model->frozen());
+  EXPECT_TRUE(dynamic_cast<TorchModel*>(LoadTestModel("tiny_cnn").get())->frozen());
+  auto out = model->Execute({{"x", MakeTensor<float>(DataType::kFp32, {1, 2}, {1, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values<float>((*out)[0].tensor), (std::vector<float>{2, 3}));
 }
 
 TEST(TorchModelTest, ModelThatThrowsReturnsInternalAndKeepsWorking) {
