@@ -59,8 +59,11 @@ void AddTorchServeInferenceRoutes(Router& router, const RouteContext& ctx) {
   auto predict = [ctx](const HttpRequest& http, const PathParams& params, Responder respond) {
     Predict(ctx, http, params, std::move(respond));
   };
-  router.Add("POST", "/predictions/{model}", predict);
-  router.Add("POST", "/predictions/{model}/{version}", predict);
+  // PUT too: `curl -T image.jpg URL` uploads with PUT, and TorchServe accepts it.
+  for (const char* method : {"POST", "PUT"}) {
+    router.Add(method, "/predictions/{model}", predict);
+    router.Add(method, "/predictions/{model}/{version}", predict);
+  }
 }
 
 }  // namespace inferd::http

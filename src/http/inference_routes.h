@@ -1,6 +1,7 @@
 // TorchServe inference API on the inference port:
 //   GET  /ping                               {"status": "Healthy"} (503 "Unhealthy" when not ready)
 //   POST /predictions/{model}[/{version}]    JSON tensors, or raw bytes for models with preprocess:
+//                                            (PUT too, as `curl -T file` sends)
 // See torchserve_codec.h and raw_body.h for the body forms.
 #pragma once
 

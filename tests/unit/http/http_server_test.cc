@@ -106,6 +106,9 @@ TEST_F(HttpServerTest, PredictionsWithAndWithoutBatchDim) {
   EXPECT_EQ(batch.body, "[[1,2],[3,4.25]]");
   auto obj = c.Send("POST", "/predictions/echo", R"({"x": [0.1, 0.2]})");
   EXPECT_EQ(obj.body, "[0.1,0.2]");
+  auto put = c.Send("PUT", "/predictions/echo", "[7,8]");  // curl -T
+  EXPECT_EQ(put.status, 200);
+  EXPECT_EQ(put.body, "[7,8]");
 }
 
 TEST_F(HttpServerTest, V2JsonInfer) {
