@@ -9,6 +9,8 @@ The reference is torchvision's own transform on a PIL image:
 Sub-commands (run with Debian's /usr/bin/python3, which has torch + torchvision):
   examples   write examples/images/ (sample inputs, from images Debian packages ship)
   fixtures   write tests/fixtures/pipeline/ (small images + expected tensors for the unit tests)
+  bench      time PIL + torchvision on the same images (thread CPU time, median of 5),
+             to set beside `inferd_preprocess_dump --repeat N`
   compare    run inferd's C++ preprocessing (build-*/src/pipeline/inferd_preprocess_dump)
              on images and print the mean / max absolute difference against torchvision,
              and, with --model, whether the model's top-1 agrees.
@@ -212,6 +214,24 @@ def cmd_compare(args):
     return 0 if ok else 1
 
 
+def cmd_bench(args):
+    import time
+    torch.set_num_threads(1)
+    t = transforms.Compose([transforms.Resize(args.resize), transforms.CenterCrop(args.crop), transforms.ToTensor(),
+                            transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+    images = args.images or [os.path.join(ROOT, "examples", "images", f)
+                             for f in sorted(os.listdir(os.path.join(ROOT, "examples", "images")))]
+    for path in images:
+        data = open(path, "rb").read()
+        cpu = []
+        for _ in range(5):
+            start = time.thread_time()
+            for _ in range(args.repeat):
+                t(ImageOps.exif_transpose(Image.open(io.BytesIO(data))).convert("RGB"))
+            cpu.append((time.thread_time() - start) / args.repeat * 1e6)
+        print("%s: %.0f us CPU per image (PIL + torchvision, median of 5)" % (path, sorted(cpu)[2]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -223,8 +243,14 @@ def main():
     c.add_argument("--resize", type=int, default=256)
     c.add_argument("--crop", type=int, default=224)
     c.add_argument("--model", help="TorchScript classifier to compare top-1 with")
+    b = sub.add_parser("bench")
+    b.add_argument("images", nargs="*")
+    b.add_argument("--resize", type=int, default=256)
+    b.add_argument("--crop", type=int, default=224)
+    b.add_argument("--repeat", type=int, default=100)
     args = ap.parse_args()
-    return {"examples": cmd_examples, "fixtures": cmd_fixtures, "compare": cmd_compare}[args.cmd](args)
+    return {"examples": cmd_examples, "fixtures": cmd_fixtures, "compare": cmd_compare,
+            "bench": cmd_bench}[args.cmd](args)
 
 
 if __name__ == "__main__":
