@@ -33,6 +33,14 @@ class RequestSet {
   static StatusOr<PreparedRequest> Prepare(const BenchOptions& options, const ParsedUrl& url,
                                            const std::string& source, std::string body);
 
+  // A set of already prepared requests (tests, or callers that build bodies).
+  static RequestSet FromRequests(std::vector<PreparedRequest> requests, std::string target) {
+    RequestSet set;
+    set.requests_ = std::move(requests);
+    set.target_ = std::move(target);
+    return set;
+  }
+
   // The request after `i` others, round robin.
   const PreparedRequest& At(std::size_t i) const { return requests_[i % requests_.size()]; }
   std::size_t size() const { return requests_.size(); }
