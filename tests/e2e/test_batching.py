@@ -1,0 +1,272 @@
+"""Dynamic batching and admission control through the real server (issue 4):
+concurrent requests form batches larger than 1 and each answer is its own
+input's answer; a bounded queue sheds load with 429 + Retry-After; SIGTERM
+under load drains: every 200 is correct, refusals are 503, exit code 0."""
+
+import http.client
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import copy_model, load_reference, stop_and_check
+from inferd_e2e import (assert_same, get, infer_json, metric_sum_model, parse_infer_response,
+                        parse_metrics, post, wait_until)
+
+BATCHING = "dynamic_batching: {max_queue_delay_us: 20000}\n"
+SLOW_ITERATIONS = 150  # about 50 ms of matrix products per request
+
+
+def with_config(text, **keys):
+    """Replaces top-level `key: value` lines of a config (adds missing ones)."""
+    lines = text.splitlines()
+    for key, value in keys.items():
+        for i, line in enumerate(lines):
+            if line.startswith(f"{key}:"):
+                lines[i] = f"{key}: {value}"
+                break
+        else:
+            lines.insert(1, f"{key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+def read_config(store, model):
+    with open(store / model / "config.yaml") as f:
+        return f.read()
+
+
+@pytest.fixture(scope="module")
+def batch_store(test_store, tmp_path_factory):
+    store = tmp_path_factory.mktemp("batch-store")
+    copy_model(test_store, "identity_fp32", store, "batched_identity",
+               config=with_config(read_config(test_store, "identity_fp32"), max_batch_size=8)
+               + BATCHING)
+    copy_model(test_store, "tiny_cnn", store, "batched_cnn",
+               config=with_config(read_config(test_store, "tiny_cnn"), max_batch_size=8) + BATCHING)
+    copy_model(test_store, "slow", store, "small_queue",
+               config=with_config(read_config(test_store, "slow"), max_batch_size=1,
+                                  max_queue_size=4))
+    return store
+
+
+@pytest.fixture(scope="module")
+def batch_server(server_factory, batch_store):
+    s = server_factory(batch_store, "batching")
+    yield s
+    stop_and_check(s)
+
+
+def run_concurrently(n, fn):
+    """Calls fn(i) from n threads released together; returns the results (or exceptions)."""
+    barrier = threading.Barrier(n)
+    results = [None] * n
+
+    def worker(i):
+        barrier.wait()
+        try:
+            results[i] = fn(i)
+        except Exception as e:  # noqa: BLE001 - reported by the caller
+            results[i] = e
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return results
+
+
+def batch_stats(server, model):
+    samples = parse_metrics(get(server.metrics, "/metrics").body.decode())
+    count = metric_sum_model(samples, "inferd_batch_size_count", model)
+    total = metric_sum_model(samples, "inferd_batch_size_sum", model)
+    return count, total
+
+
+def test_concurrent_requests_form_batches(batch_server, batch_store):
+    s = batch_server
+    count0, sum0 = batch_stats(s, "batched_identity")
+    rng = np.random.default_rng(1)
+    xs = [torch.from_numpy(rng.normal(size=(1, 16)).astype(np.float32)) for _ in range(32)]
+    results = run_concurrently(32, lambda i: infer_json(s.http, "batched_identity", [("input", xs[i])]))
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        assert_same(out["output"], xs[i], rtol=0, what=f"request {i} (its own input back)")
+    count, total = batch_stats(s, "batched_identity")
+    batches, items = count - count0, total - sum0
+    assert items == 32, f"inferd_batch_size_sum moved by {items}, expected the 32 items sent"
+    assert batches < 32, (f"32 concurrent requests with max_batch_size 8 and a 20 ms delay ran in "
+                          f"{batches} batches: none larger than 1")
+    print(f"\nbatched_identity: 32 requests in {batches:.0f} batches "
+          f"(mean batch {items / batches:.2f})")
+
+
+def test_batched_answers_equal_unbatched(batch_server, batch_store):
+    s = batch_server
+    model = load_reference(batch_store, "batched_cnn")
+    rng = np.random.default_rng(2)
+    imgs = [torch.from_numpy(rng.random((1, 1, 8, 8), dtype=np.float32)) for _ in range(32)]
+    with torch.inference_mode():
+        refs = [model(x) for x in imgs]
+    count0, _ = batch_stats(s, "batched_cnn")
+    results = run_concurrently(32, lambda i: infer_json(s.http, "batched_cnn", [("image", imgs[i])]))
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        assert_same(out["logits"], refs[i], what=f"request {i} logits vs its unbatched answer")
+    count, _ = batch_stats(s, "batched_cnn")
+    assert count - count0 < 32, "no batch larger than 1 formed for batched_cnn"
+
+
+def slow_reference(store, model, iterations):
+    with torch.inference_mode():
+        return load_reference(store, model)(torch.tensor([[iterations]]))
+
+
+def slow_request(port, iterations, conn=None):
+    body = {"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                        "data": [iterations]}]}
+    return post(port, "/v2/models/small_queue/infer", body, conn=conn)
+
+
+def test_full_queue_answers_429(batch_server, batch_store):
+    s = batch_server
+    ref = slow_reference(batch_store, "small_queue", SLOW_ITERATIONS)
+    results = run_concurrently(64, lambda i: slow_request(s.http, SLOW_ITERATIONS))
+    codes = {}
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        codes[r.status] = codes.get(r.status, 0) + 1
+        if r.status == 200:
+            doc, out = parse_infer_response(r)
+            assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i} checksum")
+        elif r.status == 429:
+            retry = r.headers.get("retry-after")
+            assert retry is not None and retry.strip().isdigit(), f"429 without Retry-After: {r.headers}"
+            msg = r.error()
+            assert "small_queue" in msg and "queue" in msg, msg
+        else:
+            raise AssertionError(f"request {i}: expected 200 or 429, got {r}")
+    print(f"\nmax_queue_size 4 under 64 concurrent requests: {codes}")
+    assert codes.get(429, 0) > 0, f"no 429 from a queue of 4 under 64 concurrent requests: {codes}"
+    assert codes.get(200, 0) > 0, f"no request served: {codes}"
+    samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
+    rejected = metric_sum_model(samples, "inferd_rejected_total", "small_queue", reason="queue_full")
+    assert rejected >= codes[429], f"inferd_rejected_total{{reason=queue_full}} = {rejected}"
+    # Still healthy and serving.
+    assert get(s.http, "/v2/health/ready").status == 200
+    r = slow_request(s.http, 3)
+    doc, out = parse_infer_response(r)
+    assert_same(out["checksum"], slow_reference(batch_store, "small_queue", 3), rtol=1e-4)
+
+
+# ------------------------------------------------------------------ drain
+
+def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory):
+    """Eight long requests are accepted (seen queued in /metrics), then SIGTERM:
+    each of them must answer 200 with the right body; new requests sent during
+    the drain answer 503 (or find the port closed); readiness turns false; the
+    process exits 0 within the grace period."""
+    store = tmp_path_factory.mktemp("drain-store")
+    copy_model(test_store, "slow", store, "small_queue",
+               config=with_config(read_config(test_store, "slow"), max_batch_size=1,
+                                  max_queue_size=256))
+    grace = 30
+    s = server_factory(store, "drain", drain_timeout=grace)
+    iterations = SLOW_ITERATIONS
+    ref = slow_reference(store, "small_queue", iterations)
+    ref_probe = slow_reference(store, "small_queue", 1)
+    n = 8
+    results = [None] * n
+
+    def one_shot(i):
+        try:
+            results[i] = slow_request(s.http, iterations)
+        except Exception as e:  # noqa: BLE001 - reported below
+            results[i] = e
+
+    clients = [threading.Thread(target=one_shot, args=(i,)) for i in range(n)]
+    for t in clients:
+        t.start()
+
+    def depth():
+        samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
+        return metric_sum_model(samples, "inferd_queue_depth", "small_queue")
+
+    wait_until(lambda: depth() >= 4, 30, "4 requests queued")
+
+    probes = []  # (seconds after the signal, outcome)
+    exited = threading.Event()
+
+    def prober():
+        while not exited.is_set():
+            at = time.monotonic() - t0
+            try:
+                r = slow_request(s.http, 1)
+                probes.append((at, r))
+            except ConnectionRefusedError:
+                probes.append((at, "refused"))
+                return
+            except (ConnectionError, http.client.HTTPException, OSError) as e:
+                probes.append((at, e))
+            time.sleep(0.02)
+
+    t0 = time.monotonic()
+    s.signal()
+    probe_thread = threading.Thread(target=prober)
+    probe_thread.start()
+    ready, ready_at = 200, None
+    while time.monotonic() - t0 < 2.0:
+        try:
+            ready = get(s.http, "/v2/health/ready", timeout=5).status
+        except OSError:
+            ready = None  # the port is closed: the process is exiting
+        if ready != 200:
+            ready_at = time.monotonic() - t0
+            break
+        time.sleep(0.005)
+    rc = s.wait(grace + 5)
+    took = time.monotonic() - t0
+    exited.set()
+    probe_thread.join(30)
+    for t in clients:
+        t.join(30)
+    assert rc == 0, f"exit code {rc} after SIGTERM (None: still running after {grace + 5} s)\n{s.logs()}"
+    s.stop()  # bookkeeping only: it has exited
+    assert ready != 200, "/v2/health/ready still 200 2 s after SIGTERM"
+    assert ready in (503, None), f"/v2/health/ready during the drain: {ready}"
+
+    codes = {}
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), \
+            f"request {i} (accepted before SIGTERM) got no answer: {r!r}\n{s.logs()}"
+        codes[r.status] = codes.get(r.status, 0) + 1
+        if r.status == 200:
+            doc, out = parse_infer_response(r)
+            assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i}")
+        else:
+            raise AssertionError(f"request {i} sent before SIGTERM: expected 200, got {r}")
+    probe_codes = {}
+    for at, r in probes:
+        key = r.status if hasattr(r, "status") else (r if isinstance(r, str) else type(r).__name__)
+        probe_codes[key] = probe_codes.get(key, 0) + 1
+        if hasattr(r, "status") and r.status == 200 and at <= ready_at:
+            # Sent before the server had handled the signal: served, correctly.
+            doc, out = parse_infer_response(r)
+            assert_same(out["checksum"], ref_probe, rtol=1e-4, what="a probe")
+        elif hasattr(r, "status"):
+            assert r.status == 503, (f"a request sent {at:.3f} s after SIGTERM (not ready since "
+                                     f"{ready_at:.3f} s): expected 503, got {r}")
+            assert "drain" in r.error() or "shutting down" in r.error(), r
+        elif not isinstance(r, str):
+            # Only a connection caught by the port closing at exit may break.
+            assert took - at < 0.5, (f"a request sent {at:.3f} s into the drain (exit at {took:.3f} s) "
+                                     f"got no answer: {r!r}")
+    print(f"\nSIGTERM with {n} accepted requests: exit 0 after {took:.2f} s; ready -> {ready} after "
+          f"{ready_at:.3f} s; "
+          f"accepted ones {codes}; requests during the drain {probe_codes}")
+    assert probe_codes.get(503, 0) > 0, f"no request sent during the drain answered 503: {probe_codes}"
