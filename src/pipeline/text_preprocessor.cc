@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "pipeline/sentencepiece_tokenizer.h"
+#include "pipeline/wordpiece_tokenizer.h"
+
 namespace inferd::pipeline {
 namespace {
 
@@ -19,20 +22,24 @@ StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(const confi
                                                                      const std::string& model_dir) {
   const config::PreprocessConfig& c = config.preprocess;
   const std::string tokenizer = c.tokenizer.empty() ? "wordpiece" : c.tokenizer;
-  if (tokenizer != "wordpiece") {
-    return FailedPrecondition("preprocess.tokenizer: '" + tokenizer +
-                              "' is not supported (this build has wordpiece)");
+  if (tokenizer != "wordpiece" && tokenizer != "sentencepiece") {
+    return FailedPrecondition("preprocess.tokenizer: expected wordpiece or sentencepiece, got '" + tokenizer + "'");
   }
   if (c.vocab.empty()) return FailedPrecondition("preprocess.vocab: required for kind: text");
   if (c.max_length < 2) return FailedPrecondition("preprocess.max_length: expected >= 2");
   std::unique_ptr<TextPreprocessor> p(new TextPreprocessor());
   p->max_length_ = c.max_length;
   p->truncation_ = c.truncation;
-  WordPieceTokenizer::Options options;
-  options.vocab_path = c.vocab.front() == '/' ? c.vocab : model_dir + "/" + c.vocab;
-  options.lowercase = c.lowercase;
-  options.strip_accents = c.strip_accents;
-  ASSIGN_OR_RETURN(p->tokenizer_, WordPieceTokenizer::Create(options));
+  const std::string vocab = c.vocab.front() == '/' ? c.vocab : model_dir + "/" + c.vocab;
+  if (tokenizer == "wordpiece") {
+    WordPieceTokenizer::Options options;
+    options.vocab_path = vocab;
+    options.lowercase = c.lowercase;
+    options.strip_accents = c.strip_accents;
+    ASSIGN_OR_RETURN(p->tokenizer_, WordPieceTokenizer::Create(options));
+  } else {
+    ASSIGN_OR_RETURN(p->tokenizer_, SentencePieceTokenizer::Create(vocab));
+  }
   bool have_ids = false;
   for (const auto& spec : config.inputs) {
     Input in{spec.name, Role::kIds, spec.dtype, -1};
@@ -51,6 +58,9 @@ StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(const confi
                                 ShapeToString(spec.dims));
     }
     in.fixed_length = spec.dims[0];
+    if (in.fixed_length == 1) {
+      return FailedPrecondition("preprocess (text): input '" + spec.name + "' must hold at least 2 tokens");
+    }
     if (in.fixed_length > 0) p->max_length_ = std::min<int64_t>(p->max_length_, in.fixed_length);
     p->inputs_.push_back(in);
   }
@@ -70,20 +80,23 @@ StatusOr<std::vector<NamedTensor>> TextPreprocessor::Run(const std::vector<std::
     }
     auto pieces = tokenizer_->Tokenize(texts[i]);
     if (!pieces.ok()) return pieces.status().WithContext(item.empty() ? "text" : item.substr(0, item.size() - 2));
-    const size_t room = static_cast<size_t>(max_length_) - 2;
+    const auto prefix = tokenizer_->prefix_id();
+    const auto suffix = tokenizer_->suffix_id();
+    const size_t specials = (prefix ? 1 : 0) + (suffix ? 1 : 0);
+    const size_t room = static_cast<size_t>(max_length_) - specials;
     if (pieces->size() > room) {
       if (!truncation_) {
-        return InvalidArgument(item + "text has " + std::to_string(pieces->size() + 2) +
+        return InvalidArgument(item + "text has " + std::to_string(pieces->size() + specials) +
                                " tokens, more than max_length " + std::to_string(max_length_) +
                                " (preprocess.truncation is off)");
       }
       pieces->resize(room);
     }
     auto& ids = items[i];
-    ids.reserve(pieces->size() + 2);
-    ids.push_back(tokenizer_->cls_id());
+    ids.reserve(pieces->size() + specials);
+    if (prefix) ids.push_back(*prefix);
     ids.insert(ids.end(), pieces->begin(), pieces->end());
-    ids.push_back(tokenizer_->sep_id());
+    if (suffix) ids.push_back(*suffix);
     longest = std::max(longest, ids.size());
   }
   std::vector<NamedTensor> out;

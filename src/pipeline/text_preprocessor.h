@@ -1,6 +1,8 @@
 // TextPreprocessor: UTF-8 texts -> input_ids, attention_mask, token_type_ids.
 //
-// Each text becomes [CLS] pieces [SEP], cut to max_length tokens (or answered
+// Tokenizers: wordpiece (BERT vocab.txt) or sentencepiece (.model).
+// Each text becomes [CLS] pieces [SEP] (SentencePiece: <s> pieces </s> when
+// the model defines them), cut to max_length tokens (or answered
 // with kInvalidArgument when `truncation: false`), and the items of one request
 // are padded with [PAD] (mask 0) to the longest of them, or to the input's
 // fixed length when its shape is [L]. Requests of different lengths in one
@@ -19,7 +21,7 @@
 #include "common/status.h"
 #include "common/tensor.h"
 #include "config/model_config.h"
-#include "pipeline/wordpiece_tokenizer.h"
+#include "pipeline/text_tokenizer.h"
 
 namespace inferd::pipeline {
 
@@ -46,7 +48,7 @@ class TextPreprocessor {
     int64_t fixed_length;  // -1 = pad to the longest item
   };
 
-  std::unique_ptr<WordPieceTokenizer> tokenizer_;
+  std::unique_ptr<TextTokenizer> tokenizer_;
   std::vector<Input> inputs_;
   int max_length_ = 128;
   bool truncation_ = true;

@@ -21,10 +21,11 @@
 #include <vector>
 
 #include "common/status.h"
+#include "pipeline/text_tokenizer.h"
 
 namespace inferd::pipeline {
 
-class WordPieceTokenizer {
+class WordPieceTokenizer : public TextTokenizer {
  public:
   struct Options {
     std::string vocab_path;     // one token per line; the line number is the id
@@ -35,13 +36,15 @@ class WordPieceTokenizer {
   static StatusOr<std::unique_ptr<WordPieceTokenizer>> Create(const Options& options);
 
   // Word pieces of `text` (UTF-8), without [CLS]/[SEP]. kInvalidArgument for bad UTF-8.
-  StatusOr<std::vector<int64_t>> Tokenize(std::string_view text) const;
+  StatusOr<std::vector<int64_t>> Tokenize(std::string_view text) const override;
   // The pieces as strings (for tests and debugging).
   StatusOr<std::vector<std::string>> TokenizeToStrings(std::string_view text) const;
 
+  std::optional<int64_t> prefix_id() const override { return cls_id_; }
+  std::optional<int64_t> suffix_id() const override { return sep_id_; }
+  int64_t pad_id() const override { return pad_id_; }
   int64_t cls_id() const { return cls_id_; }
   int64_t sep_id() const { return sep_id_; }
-  int64_t pad_id() const { return pad_id_; }
   int64_t unk_id() const { return unk_id_; }
   size_t vocab_size() const { return vocab_.size(); }
 
