@@ -19,8 +19,8 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
                   "raw: POST /predictions/{model} with the file as body (content type from its "
                   "extension); v2json: the file as a KServe v2 JSON body; v2binary: JSON header "
                   "+ binary tensors")
-      ->transform(CLI::CheckedTransformer(forms, CLI::ignore_case))
-      ->capture_default_str();
+      ->transform(CLI::CheckedTransformer(forms, CLI::ignore_case).description("raw|v2json|v2binary"))
+      ->default_str("raw");
   sub->add_option("--input", o->input, "request body file, or a folder of them (round robin)")
       ->required();
   sub->add_option("--header-length", o->header_length,
@@ -33,8 +33,8 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
                   "measured from each request's intended send time")
       ->delimiter(',');
   sub->add_option("--arrivals", o->arrivals, "open loop arrivals: constant or poisson")
-      ->transform(CLI::CheckedTransformer(arrivals, CLI::ignore_case))
-      ->capture_default_str();
+      ->transform(CLI::CheckedTransformer(arrivals, CLI::ignore_case).description("constant|poisson"))
+      ->default_str("constant");
   sub->add_option("--max-connections", o->max_connections,
                   "open loop: connections opened at most; further due requests wait (and the "
                   "wait counts in their latency)")
