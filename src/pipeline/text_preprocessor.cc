@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "pipeline/sentencepiece_tokenizer.h"
 #include "pipeline/wordpiece_tokenizer.h"
 
 namespace inferd::pipeline {
@@ -38,7 +37,7 @@ StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(const confi
     options.strip_accents = c.strip_accents;
     ASSIGN_OR_RETURN(p->tokenizer_, WordPieceTokenizer::Create(options));
   } else {
-    ASSIGN_OR_RETURN(p->tokenizer_, SentencePieceTokenizer::Create(vocab));
+    return FailedPrecondition("preprocess.tokenizer: sentencepiece is not available in this build");
   }
   bool have_ids = false;
   for (const auto& spec : config.inputs) {
