@@ -49,6 +49,17 @@ def batch_store(test_store, tmp_path_factory):
     copy_model(test_store, "slow", store, "small_queue",
                config=with_config(read_config(test_store, "slow"), max_batch_size=1,
                                   max_queue_size=4))
+    padded = read_config(test_store, "identity_fp32").replace(
+        "{name: input, datatype: FP32, shape: [-1]}",
+        "{name: input, datatype: FP32, shape: [-1], pad_value: 0}")
+    assert "pad_value" in padded
+    copy_model(test_store, "identity_fp32", store, "padded_identity",
+               config=with_config(padded, max_batch_size=8) + BATCHING)
+    copy_model(test_store, "two_io", store, "batched_two_io",
+               config=with_config(read_config(test_store, "two_io"), max_batch_size=8) + BATCHING)
+    copy_model(test_store, "slow", store, "deadline_slow",
+               config=with_config(read_config(test_store, "slow"), max_batch_size=1,
+                                  max_queue_size=64, request_timeout_ms=60000))
     return store
 
 
@@ -77,6 +88,11 @@ def run_concurrently(n, fn):
     for t in threads:
         t.join(120)
     return results
+
+
+def queue_depth(server, model):
+    samples = parse_metrics(get(server.metrics, "/metrics").body.decode())
+    return metric_sum_model(samples, "inferd_queue_depth", model)
 
 
 def batch_stats(server, model):
@@ -120,6 +136,91 @@ def test_batched_answers_equal_unbatched(batch_server, batch_store):
         assert_same(out["logits"], refs[i], what=f"request {i} logits vs its unbatched answer")
     count, _ = batch_stats(s, "batched_cnn")
     assert count - count0 < 32, "no batch larger than 1 formed for batched_cnn"
+
+
+def test_variable_shapes_are_grouped(batch_server):
+    """Requests whose variable dim differs (no pad_value) still get their own answer."""
+    s = batch_server
+    rng = np.random.default_rng(3)
+    xs = [torch.from_numpy(rng.normal(size=(1, 3 + i % 4)).astype(np.float32)) for i in range(24)]
+    results = run_concurrently(24, lambda i: infer_json(s.http, "batched_identity", [("input", xs[i])]))
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        assert_same(out["output"], xs[i], rtol=0, what=f"request {i} (shape {tuple(xs[i].shape)})")
+
+
+def test_padded_batches_are_cut_back(batch_server):
+    """With pad_value, requests of different lengths share a batch; each
+    answer is cut back to its own length."""
+    s = batch_server
+    count0, sum0 = batch_stats(s, "padded_identity")
+    rng = np.random.default_rng(4)
+    xs = [torch.from_numpy(rng.normal(size=(1, 2 + i % 7)).astype(np.float32)) + 5 for i in range(32)]
+    results = run_concurrently(32, lambda i: infer_json(s.http, "padded_identity", [("input", xs[i])]))
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        assert_same(out["output"], xs[i], rtol=0, what=f"request {i} (length {xs[i].shape[1]})")
+    count, total = batch_stats(s, "padded_identity")
+    assert total - sum0 == 32 and count - count0 < 32, \
+        f"padded_identity: {total - sum0} items in {count - count0} batches: none larger than 1"
+
+
+def test_multi_item_requests_share_batches(batch_server, batch_store):
+    """Requests of 1..4 items each, two inputs and two outputs, batched together:
+    every answer holds exactly its own items."""
+    s = batch_server
+    model = load_reference(batch_store, "batched_two_io")
+    rng = np.random.default_rng(5)
+    inputs = []
+    for i in range(24):
+        n = 1 + i % 4
+        inputs.append([("a", torch.from_numpy(rng.normal(size=(n, 3, 4)).astype(np.float32))),
+                       ("b", torch.from_numpy(rng.integers(-99, 99, size=(n, 2))))])
+    count0, sum0 = batch_stats(s, "batched_two_io")
+    results = run_concurrently(24, lambda i: infer_json(s.http, "batched_two_io", inputs[i]))
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        with torch.inference_mode():
+            ra, rb = model(inputs[i][0][1], inputs[i][1][1])
+        assert_same(out["a_doubled"], ra, what=f"request {i} a_doubled")
+        assert_same(out["b_plus_one"], rb, what=f"request {i} b_plus_one")
+    count, total = batch_stats(s, "batched_two_io")
+    items = sum(inp[0][1].shape[0] for inp in inputs)
+    assert total - sum0 == items, f"inferd_batch_size_sum moved by {total - sum0}, sent {items} items"
+    assert count - count0 < 24, "no batch of several requests formed"
+
+
+def test_deadline_in_queue_answers_504(batch_server, batch_store):
+    """A request still queued at its v2 `timeout` (microseconds) answers 504
+    without running; the ones before it still answer 200."""
+    s = batch_server
+    ref = slow_reference(batch_store, "deadline_slow", SLOW_ITERATIONS)
+    body = lambda it, **p: {"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                                        "data": [it]}], **({"parameters": p} if p else {})}
+    samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
+    dropped0 = metric_sum_model(samples, "inferd_rejected_total", "deadline_slow", reason="deadline")
+
+    def fire(i):
+        if i < 6:
+            return post(s.http, "/v2/models/deadline_slow/infer", body(SLOW_ITERATIONS))
+        wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "long requests queued")
+        return post(s.http, "/v2/models/deadline_slow/infer", body(1, timeout=20000))
+
+    results = run_concurrently(7, fire)
+    for i, r in enumerate(results[:6]):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i}")
+    r = results[6]
+    assert not isinstance(r, Exception), repr(r)
+    assert r.status == 504, f"a 20 ms deadline behind six ~100 ms requests: expected 504, got {r}"
+    assert "deadline_slow" in r.error() or "deadline" in r.error() or "waited" in r.error(), r
+    samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
+    dropped = metric_sum_model(samples, "inferd_rejected_total", "deadline_slow", reason="deadline")
+    assert dropped - dropped0 == 1, f"inferd_rejected_total{{reason=deadline}} moved by {dropped - dropped0}"
 
 
 def slow_reference(store, model, iterations):
@@ -193,11 +294,7 @@ def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory)
     for t in clients:
         t.start()
 
-    def depth():
-        samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
-        return metric_sum_model(samples, "inferd_queue_depth", "small_queue")
-
-    wait_until(lambda: depth() >= 4, 30, "4 requests queued")
+    wait_until(lambda: queue_depth(s, "small_queue") >= 4, 30, "4 requests queued")
 
     probes = []  # (seconds after the signal, outcome)
     exited = threading.Event()
