@@ -87,6 +87,7 @@ void Connection::ReadHeader() {
 void Connection::OnHeader(beast::error_code ec) {
   if (ec) return ReadError(ec);
   auto& req = parser_->get();
+  version_ = req.version();
   auto length = parser_->content_length();
   if (length && *length > options_.body_limit) {
     keep_alive_ = false;
@@ -144,6 +145,7 @@ void Connection::Dispatch() {
   auto message = parser_->release();
   parser_.reset();
   keep_alive_ = message.keep_alive();
+  version_ = message.version();
   HttpRequest req;
   req.method = std::string(message.method_string());
   auto target = message.target();
@@ -201,7 +203,7 @@ void Connection::Send(HttpResponse response) {
     stream_.socket().cancel(ignored);  // ends the close watch
   }
   auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
-      static_cast<bhttp::status>(response.status), 11);
+      static_cast<bhttp::status>(response.status), version_);
   res->set(bhttp::field::server, kServerName);
   res->set(bhttp::field::content_type, response.content_type);
   for (auto& [name, value] : response.headers) res->set(name, value);

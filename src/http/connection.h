@@ -68,6 +68,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<boost::beast::http::response<boost::beast::http::string_body>> response_;
   std::shared_ptr<std::atomic<bool>> cancelled_;
   bool keep_alive_ = false;
+  unsigned version_ = 11;  // of the request being answered: 10 or 11
   bool busy_ = false;     // a request is being served (the close watch is armed)
   uint64_t serving_ = 0;  // counts requests, so a stale close watch cannot cancel the next one
   bool linger_ = false;   // close with Linger() after the response

@@ -138,7 +138,16 @@ StatusOr<Tensor> BinaryTensor(const InputHead& head, const std::shared_ptr<std::
                              std::to_string(want));
     }
   }
-  return Tensor::Borrow(head.dtype, head.shape, body, data, size);
+  // Borrow when the elements are aligned; typed loads from a misaligned
+  // pointer are undefined behaviour (and vectorized kernels may fault), so a
+  // misaligned slice (the JSON header's length decides) is copied instead.
+  size_t align = std::max<size_t>(1, DataTypeSize(head.dtype));
+  if (reinterpret_cast<uintptr_t>(data) % align == 0) {
+    return Tensor::Borrow(head.dtype, head.shape, body, data, size);
+  }
+  std::vector<std::byte> copy(size);
+  if (size) std::memcpy(copy.data(), data, size);
+  return Tensor::FromBytes(head.dtype, head.shape, std::move(copy));
 }
 
 }  // namespace

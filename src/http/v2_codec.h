@@ -5,7 +5,8 @@
 // parameters.binary_data_size}], "outputs"?: [{name, parameters.binary_data?}]}.
 // With an Inference-Header-Content-Length header the JSON is the body's first
 // N bytes and the binary inputs follow, in the order of `inputs`; their bytes
-// are borrowed from the body (no copy), kept alive by the body's shared_ptr.
+// are borrowed from the body (no copy), kept alive by the body's shared_ptr,
+// when they are aligned for their datatype (else copied: see BinaryTensor).
 // Shapes are taken as sent (batch dim included, Triton's convention for
 // max_batch_size > 0); the scheduler checks them against the model config.
 // Response: {"model_name", "model_version", "id"?, "outputs": [{name,

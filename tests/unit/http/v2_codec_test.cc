@@ -99,13 +99,15 @@ TEST(V2Parse, MalformedJsonSaysSo) {
   EXPECT_EQ(ErrorOf(""), "malformed JSON in request body: the body is empty");
 }
 
-TEST(V2Binary, BorrowsInputsFromTheBody) {
+TEST(V2Binary, BorrowsAlignedInputsFromTheBody) {
   std::string json =
       R"({"inputs":[{"name":"a","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}},)"
       R"({"name":"b","shape":[1],"datatype":"INT64","data":[7]},)"
       R"({"name":"c","shape":[1],"datatype":"BYTES","parameters":{"binary_data_size":7}}]})";
+  while (json.size() % 8) json += ' ';  // JSON whitespace: the binary part starts aligned
   std::string bytes_elem("\x03\0\0\0abc", 7);
   auto body = Body(json + Raw<float>({1.5f, -2.0f}) + bytes_elem);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(body->data()) % 8, 0u);
   auto r = ParseV2InferRequest(body, std::to_string(json.size()));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const Tensor& a = r->inputs[0].tensor;
@@ -113,6 +115,20 @@ TEST(V2Binary, BorrowsInputsFromTheBody) {
   EXPECT_EQ(a.data_as<float>()[1], -2.0f);
   EXPECT_EQ(r->inputs[1].tensor.data_as<int64_t>()[0], 7);
   EXPECT_EQ(r->inputs[2].tensor.byte_size(), 7u);
+}
+
+TEST(V2Binary, CopiesMisalignedInputs) {
+  std::string json =
+      R"({"inputs":[{"name":"a","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]})";
+  while (json.size() % 4 != 1) json += ' ';
+  auto body = Body(json + Raw<float>({1.5f, -2.0f}));
+  auto r = ParseV2InferRequest(body, std::to_string(json.size()));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Tensor& a = r->inputs[0].tensor;
+  EXPECT_NE(reinterpret_cast<const char*>(a.data()), body->data() + json.size());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % alignof(float), 0u);
+  EXPECT_EQ(a.data_as<float>()[0], 1.5f);
+  EXPECT_EQ(a.data_as<float>()[1], -2.0f);
 }
 
 TEST(V2Binary, SizesThatDontAddUp) {
