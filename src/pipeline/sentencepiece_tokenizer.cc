@@ -1,34 +1,103 @@
 #include "pipeline/sentencepiece_tokenizer.h"
 
-#include <sentencepiece_processor.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
 
 namespace inferd::pipeline {
 
-SentencePieceTokenizer::SentencePieceTokenizer()
-    : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+struct SentencePieceTokenizer::Module {
+  void* (*load)(const char*, char*, size_t) = nullptr;
+  void (*free)(void*) = nullptr;
+  int (*special_id)(void*, int) = nullptr;
+  int (*encode)(void*, const char*, size_t, void (*)(void*, const int*, size_t), void*, char*, size_t) = nullptr;
+};
 
-SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+namespace {
+
+constexpr const char* kModuleName = "libinferd_sentencepiece.so";
+
+std::string ExecutableDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+// Loads the module once per process; the result (or the error) is kept.
+StatusOr<const SentencePieceTokenizer::Module*> LoadModule() {
+  static std::once_flag once;
+  static SentencePieceTokenizer::Module module;
+  static std::string error;
+  std::call_once(once, [] {
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("INFERD_SENTENCEPIECE_MODULE")) candidates.push_back(env);
+#ifdef INFERD_SENTENCEPIECE_MODULE_PATH
+    candidates.push_back(INFERD_SENTENCEPIECE_MODULE_PATH);
+#endif
+    candidates.push_back(ExecutableDir() + "/" + kModuleName);
+    void* lib = nullptr;
+    for (const auto& path : candidates) {
+      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      if (lib) break;
+      error += (error.empty() ? "" : "; ") + std::string(dlerror());
+    }
+    if (!lib) return;
+    module.load = reinterpret_cast<decltype(module.load)>(dlsym(lib, "inferd_spm_load"));
+    module.free = reinterpret_cast<decltype(module.free)>(dlsym(lib, "inferd_spm_free"));
+    module.special_id = reinterpret_cast<decltype(module.special_id)>(dlsym(lib, "inferd_spm_special_id"));
+    module.encode = reinterpret_cast<decltype(module.encode)>(dlsym(lib, "inferd_spm_encode"));
+    if (!module.load || !module.free || !module.special_id || !module.encode) {
+      error = std::string(kModuleName) + " lacks the inferd_spm_* functions";
+      module.load = nullptr;
+      return;
+    }
+    error.clear();
+  });
+  if (!module.load) return FailedPrecondition("SentencePiece is not available: " + error);
+  return &module;
+}
+
+void CollectIds(void* context, const int* ids, size_t n) {
+  static_cast<std::vector<int64_t>*>(context)->assign(ids, ids + n);
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Create(const std::string& model_path) {
-  std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());
-  const auto status = t->processor_->Load(model_path);
-  if (!status.ok()) {
-    return FailedPrecondition("preprocess.vocab: cannot load SentencePiece model '" + model_path +
-                              "': " + status.ToString());
+  ASSIGN_OR_RETURN(const Module* module, LoadModule());
+  char error[512] = {0};
+  void* handle = module->load(model_path.c_str(), error, sizeof error);
+  if (!handle) {
+    return FailedPrecondition("preprocess.vocab: cannot load SentencePiece model '" + model_path + "': " + error);
   }
-  if (t->processor_->bos_id() >= 0) t->bos_ = t->processor_->bos_id();
-  if (t->processor_->eos_id() >= 0) t->eos_ = t->processor_->eos_id();
-  t->pad_ = t->processor_->pad_id() >= 0 ? t->processor_->pad_id() : 0;
+  std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());
+  t->module_ = module;
+  t->handle_ = handle;
+  const int bos = module->special_id(handle, 0), eos = module->special_id(handle, 1);
+  const int pad = module->special_id(handle, 2);
+  if (bos >= 0) t->bos_ = bos;
+  if (eos >= 0) t->eos_ = eos;
+  t->pad_ = pad >= 0 ? pad : 0;
   return t;
+}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() {
+  if (handle_) module_->free(handle_);
 }
 
 StatusOr<std::vector<int64_t>> SentencePieceTokenizer::Tokenize(std::string_view text) const {
   std::u32string unused;
   if (!DecodeUtf8(text, &unused)) return InvalidArgument("text is not valid UTF-8");
-  std::vector<int> ids;
-  const auto status = processor_->Encode(absl::string_view(text.data(), text.size()), &ids);
-  if (!status.ok()) return InvalidArgument("SentencePiece: " + status.ToString());
-  return std::vector<int64_t>(ids.begin(), ids.end());
+  std::vector<int64_t> ids;
+  char error[512] = {0};
+  if (module_->encode(handle_, text.data(), text.size(), CollectIds, &ids, error, sizeof error) != 0) {
+    return InvalidArgument(std::string("SentencePiece: ") + error);
+  }
+  return ids;
 }
 
 }  // namespace inferd::pipeline

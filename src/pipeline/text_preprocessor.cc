@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "pipeline/sentencepiece_tokenizer.h"
 #include "pipeline/wordpiece_tokenizer.h"
 
 namespace inferd::pipeline {
@@ -37,7 +38,7 @@ StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(const confi
     options.strip_accents = c.strip_accents;
     ASSIGN_OR_RETURN(p->tokenizer_, WordPieceTokenizer::Create(options));
   } else {
-    return FailedPrecondition("preprocess.tokenizer: sentencepiece is not available in this build");
+    ASSIGN_OR_RETURN(p->tokenizer_, SentencePieceTokenizer::Create(vocab));
   }
   bool have_ids = false;
   for (const auto& spec : config.inputs) {
