@@ -1,9 +1,9 @@
 // The example models of examples/model-store through the torch backend, against
-// PyTorch's own outputs (written by tools/make_models.py --store DIR). Found
-// through $INFERD_MODEL_STORE; skipped when it is not set.
+// PyTorch's own outputs (written by tools/make_models.py --store DIR).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -19,15 +19,26 @@ namespace {
 using testing::LoadOrDie;
 using testing::Values;
 
+// $INFERD_EXAMPLE_STORE, else the source tree's examples/model-store (found
+// from this file's path), which `make models` fills.
 std::string ModelStore() {
-  const char* dir = std::getenv("INFERD_MODEL_STORE");
-  return dir ? dir : "";
+  if (const char* dir = std::getenv("INFERD_EXAMPLE_STORE")) return dir;
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path() /
+         "examples" / "model-store";
+}
+
+bool ModelStoreBuilt() {
+  for (const char* model : {"digits_cnn", "resnet18", "mobilenet_v3_small"}) {
+    if (!std::filesystem::exists(ModelStore() + "/" + model + "/1/model.pt")) return false;
+  }
+  return std::filesystem::exists(ModelStore() + "/resnet18/reference_output.f32");
 }
 
 #define SKIP_WITHOUT_MODEL_STORE()                                                   \
-  if (ModelStore().empty())                                                          \
-  GTEST_SKIP() << "INFERD_MODEL_STORE is not set: run `/usr/bin/python3 "            \
-                  "tools/make_models.py --store DIR` and set INFERD_MODEL_STORE=DIR"
+  if (!ModelStoreBuilt())                                                            \
+  GTEST_SKIP() << "no example models in " << ModelStore()                            \
+               << ": run `make models` (or /usr/bin/python3 tools/make_models.py "    \
+                  "--store DIR and set INFERD_EXAMPLE_STORE=DIR)"
 
 LoadOptions ExampleLoadOptions(const std::string& model, const std::string& precision) {
   const std::string dir = ModelStore() + "/" + model;
