@@ -53,7 +53,7 @@ StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& 
     return InvalidArgument(format + " image has zero size (" + std::to_string(info.width) + "x" +
                            std::to_string(info.height) + ")");
   }
-  if (info.width * info.height > options.max_pixels) {
+  if (info.width > options.max_pixels / info.height) {  // w * h > max, without overflow
     return PayloadTooLarge(format + " image of " + std::to_string(info.width) + "x" +
                            std::to_string(info.height) + " pixels is past the limit of " +
                            std::to_string(options.max_pixels) + " pixels (preprocess.max_pixels)");

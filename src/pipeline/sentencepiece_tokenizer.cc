@@ -18,6 +18,11 @@ struct SentencePieceTokenizer::Module {
 namespace {
 
 constexpr const char* kModuleName = "libinferd_sentencepiece.so";
+#ifdef __SANITIZE_ADDRESS__
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;  // ASan refuses RTLD_DEEPBIND
+#else
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#endif
 
 std::string ExecutableDir() {
   char buf[4096];
@@ -41,7 +46,7 @@ StatusOr<const SentencePieceTokenizer::Module*> LoadModule() {
     candidates.push_back(ExecutableDir() + "/" + kModuleName);
     void* lib = nullptr;
     for (const auto& path : candidates) {
-      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      lib = dlopen(path.c_str(), kDlopenFlags);
       if (lib) break;
       error += (error.empty() ? "" : "; ") + std::string(dlerror());
     }

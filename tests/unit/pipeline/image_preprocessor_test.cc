@@ -241,3 +241,51 @@ TEST(ImagePreprocessorTest, RejectsInconsistentConfig) {
 
 }  // namespace
 }  // namespace inferd::pipeline
+
+namespace inferd::pipeline {
+namespace {
+
+// Corrupted images must answer a Status, never crash or hang: flip, cut and
+// splice bytes of every fixture format with a fixed seed.
+TEST(ImagePreprocessorTest, MangledImagesNeverCrash) {
+  auto pre = ImagePreprocessor::Create(ImageNetConfig(32, 28), Spec({3, 28, 28}));
+  ASSERT_TRUE(pre.ok());
+  uint32_t state = 12345;
+  auto next = [&state]() {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  int ok = 0, failed = 0;
+  for (const char* name : {"scene_64x48.jpg", "scene_64x48.png", "scene_64x48.bmp",
+                           "scene_64x48_lossless.webp", "exif6_48x64.jpg"}) {
+    const std::string original = Fixture(name);
+    for (int round = 0; round < 60; ++round) {
+      std::string bytes = original;
+      switch (round % 3) {
+        case 0:  // flip a few bytes, often in the header
+          for (int k = 0; k < 4; ++k) {
+            size_t at = next() % std::min<size_t>(bytes.size(), round % 2 ? bytes.size() : 64);
+            bytes[at] = static_cast<char>(next());
+          }
+          break;
+        case 1:  // cut
+          bytes.resize(next() % bytes.size());
+          break;
+        case 2:  // splice the tail of another place in
+          bytes = bytes.substr(0, next() % bytes.size()) + original.substr(next() % original.size());
+          break;
+      }
+      auto t = (*pre)->Run({bytes});
+      (t.ok() ? ok : failed)++;
+      if (!t.ok()) {
+        EXPECT_TRUE(t.status().code() == StatusCode::kInvalidArgument ||
+                    t.status().code() == StatusCode::kPayloadTooLarge)
+            << name << " round " << round << ": " << t.status().ToString();
+      }
+    }
+  }
+  EXPECT_GT(failed, 50);  // most mangled images are refused
+}
+
+}  // namespace
+}  // namespace inferd::pipeline
