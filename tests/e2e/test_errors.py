@@ -154,6 +154,23 @@ def test_model_that_throws(main_server):
     assert r.status == 200 and r.json() == [[2.0]], r
 
 
+def test_errors_keep_the_connection(main_server):
+    """A 400 or 404 on a keep-alive connection leaves it usable."""
+    import http.client
+    from inferd_e2e import call
+    conn = http.client.HTTPConnection("127.0.0.1", main_server.http, timeout=30)
+    try:
+        for body, path, status in [(b'{"inputs": [', "/v2/models/identity_fp32/infer", 400),
+                                   ({"inputs": []}, "/v2/models/nope/infer", 404),
+                                   ({"inputs": [v2("input", "FP32", [1, 2], [1.5, 2.5])]},
+                                    "/v2/models/identity_fp32/infer", 200)]:
+            r = call(main_server.http, "POST", path, body, conn=conn,
+                     headers={"Content-Type": "application/json"})
+            assert r.status == status, f"{path}: {r}"
+    finally:
+        conn.close()
+
+
 def test_wrong_method(main_server):
     r = get(main_server.http, "/v2/models/identity_fp32/infer")
     assert r.status in (404, 405), r

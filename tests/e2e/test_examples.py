@@ -101,6 +101,9 @@ def test_digits_png_through_preprocess(digits_raw_server, digits_test_set, examp
     """The PNGs of the held-out set as raw bodies: the server decodes, scales
     by 1/255 and answers the top labels; the top one is PyTorch's argmax."""
     _, labels, py_logits = digits_test_set
+    # --models digits_cnn: the other models of the store are known but not loaded.
+    r = call(digits_raw_server.http, "GET", "/v2/models/resnet18/ready")
+    assert r.status == 503 and "resnet18" in r.error(), r
     with open(os.path.join(example_store, "digits_cnn", "test_set.json")) as f:
         files = json.load(f)["files"]
     assert len(files) == len(labels)

@@ -27,6 +27,15 @@ def test_single_input_with_batch_dim(main_server, path):
     assert_same(answer_tensor(r.json(), torch.float32), x, what=path)
 
 
+@pytest.mark.parametrize("key", ["data", "body", "input"])
+def test_single_input_named_in_an_object(main_server, key):
+    """TorchServe handlers read the only input from "data" or "body"; its own name works too."""
+    x = [[0.25, -1.0, 8.0]]
+    r = post(main_server.http, "/predictions/identity_fp32", {key: x})
+    assert r.status == 200, r
+    assert r.json() == x, r
+
+
 def test_single_input_without_batch_dim(main_server, refs):
     """An item without the batch dim is answered without it."""
     img = torch.from_numpy(np.random.default_rng(2).random((1, 8, 8), dtype=np.float32))
