@@ -160,7 +160,7 @@ def server_factory(inferd_bin, tmp_path_factory):
 def stop_and_check(server):
     rc = server.stop()
     assert rc == 0, (f"{server.name} answered SIGTERM with exit code {rc} (None: did not exit "
-                     f"within {server.drain_timeout + 10} s)\n{server.logs()}")
+                     f"within {server.drain_timeout + 2} s)\n{server.logs()}")
 
 
 @pytest.fixture(scope="session")

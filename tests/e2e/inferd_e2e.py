@@ -369,12 +369,12 @@ class Server:
 
     def stop(self, timeout=None):
         """SIGTERM; the exit code (None if it did not exit within the drain
-        timeout + 10 s, then it is killed)."""
+        timeout + 2 s, then it is killed)."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        rc = self.wait(timeout if timeout is not None else self.drain_timeout + 10)
+        rc = self.wait(timeout if timeout is not None else self.drain_timeout + 2)
         if rc is None:
             self.proc.kill()
             self.proc.wait()

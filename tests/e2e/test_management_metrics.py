@@ -131,6 +131,9 @@ def test_request_counts_move(main_server):
     hist = [(n, l) for n, l, _ in after
             if n.endswith("_bucket") and "le" in l and l.get("model", "").startswith("tiny_cnn")]
     assert hist, "no histogram with a model label for tiny_cnn in /metrics"
+    for part in ("queue", "compute"):
+        assert any(part in n for n, _ in hist), \
+            f"no {part} time histogram for tiny_cnn: {sorted({n for n, _ in hist})}"
 
 
 def test_metrics_text_is_prometheus(main_server):
