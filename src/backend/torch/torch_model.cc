@@ -57,6 +57,29 @@ bool IsFloating(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
+// forward(self, a, b=...) takes between 1 and 2 inputs here; a config that
+// lists another number of inputs can never run.
+Status CheckInputCount(::torch::jit::Module& module, const config::ModelConfig& config) {
+  if (config.inputs.empty()) return Status::Ok();
+  const auto& arguments = module.get_method("forward").function().getSchema().arguments();
+  size_t total = 0, required = 0;
+  std::string names;
+  for (size_t i = 1; i < arguments.size(); ++i) {  // arguments[0] is self
+    ++total;
+    if (!arguments[i].default_value()) ++required;
+    names += (names.empty() ? "" : ", ") + arguments[i].name();
+  }
+  const size_t listed = config.inputs.size();
+  if (listed < required || listed > total) {
+    return InvalidArgument("model " + Quoted(config.name) + ": config.yaml lists " +
+                           std::to_string(listed) + " inputs but forward(" + names + ") takes " +
+                           (required == total ? std::to_string(total)
+                                              : std::to_string(required) + " to " +
+                                                    std::to_string(total)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen)
@@ -92,6 +115,7 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
       return InvalidArgument("model " + Quoted(name) + ": " + Quoted(path) +
                              " has no forward() method");
     }
+    RETURN_IF_ERROR(CheckInputCount(module, load.config));
     module.eval();
   } catch (const std::exception& e) {
     return InvalidArgument("model " + Quoted(name) + ": cannot prepare " + Quoted(path) + ": " +

@@ -231,6 +231,18 @@ TEST(TorchModelTest, ShapeTheModelRejectsIsInternalWithTorchsMessage) {
   EXPECT_THAT(out.status().message(), HasSubstr("failed in forward()"));
 }
 
+TEST(TorchModelTest, ConfigWithTheWrongNumberOfInputsFailsTheLoad) {
+  SKIP_WITHOUT_TEST_STORE();
+  LoadOptions options = TestLoadOptions("two_io");
+  options.config.inputs.pop_back();
+  auto backend = TorchBackend::Create();
+  ASSERT_TRUE(backend.ok());
+  auto model = (*backend)->Load(options);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(), HasSubstr("lists 1 inputs but forward(a, b) takes 2"));
+}
+
 TorchBackend::Options WithoutWarmUp() {
   TorchBackend::Options options;
   options.warm_up = false;
