@@ -96,12 +96,14 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
   // ToTensor divides by 255; keep that exact arithmetic for the default scale.
   const bool divide = std::fabs(config.scale - 1.0f / 255.0f) < 1e-12f;
   p->lut_.resize(p->channels_);
+  p->lut16_.resize(p->channels_);
   for (int c = 0; c < p->channels_; ++c) {
     if (std[c] == 0.0f) return InvalidArgument(where + "std must not be 0");
     for (int v = 0; v < 256; ++v) {
       const int x = config.invert ? 255 - v : v;
       const float scaled = divide ? static_cast<float>(x) / 255.0f : static_cast<float>(x) * config.scale;
       p->lut_[c][v] = (scaled - mean[c]) / std[c];
+      p->lut16_[c][v] = ToBf16(p->lut_[c][v]);
     }
   }
   return p;
@@ -132,7 +134,7 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   }
   const int cw = config_.center_crop > 0 ? config_.center_crop : rw;
   const int ch = config_.center_crop > 0 ? config_.center_crop : rh;
-  if (spec_height_ != -1 && (ch != spec_height_ || cw != spec_width_)) {
+  if ((spec_height_ != -1 && ch != spec_height_) || (spec_width_ != -1 && cw != spec_width_)) {
     return InvalidArgument("image is " + Dims(cw, ch) + " after preprocessing (decoded " + Dims(w, h) +
                            ") but input '" + input_name_ + "' takes " +
                            Dims(static_cast<int>(spec_width_), static_cast<int>(spec_height_)));
@@ -188,8 +190,7 @@ void ImagePreprocessor::Write(const Image8& image, std::byte* dst) const {
       float* out = reinterpret_cast<float*>(dst) + c * plane;
       for (size_t i = 0; i < plane; ++i) out[i] = lut[in[i * n]];
     } else {
-      std::array<uint16_t, 256> lut16;
-      for (int v = 0; v < 256; ++v) lut16[v] = ToBf16(lut[v]);
+      const uint16_t* lut16 = lut16_[c].data();
       uint16_t* out = reinterpret_cast<uint16_t*>(dst) + c * plane;
       for (size_t i = 0; i < plane; ++i) out[i] = lut16[in[i * n]];
     }

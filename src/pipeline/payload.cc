@@ -58,13 +58,14 @@ StatusOr<Payload> UnwrapMultipart(std::string_view content_type, std::string_vie
     size_t headers_start = body.find("\r\n", pos);
     if (headers_start == std::string_view::npos) return InvalidArgument("multipart body is truncated");
     headers_start += 2;
-    size_t headers_end = body.find("\r\n\r\n", headers_start);
+    size_t headers_end = body.find("\r\n\r\n", headers_start - 2);  // a part may have no headers
     size_t next = headers_end == std::string_view::npos ? headers_end
                                                          : body.find("\r\n" + delimiter, headers_end + 4);
     if (next == std::string_view::npos) return InvalidArgument("multipart body is truncated");
     Part part;
     part.body = body.substr(headers_end + 4, next - headers_end - 4);
-    std::string_view headers = body.substr(headers_start, headers_end - headers_start);
+    std::string_view headers =
+        headers_end > headers_start ? body.substr(headers_start, headers_end - headers_start) : std::string_view();
     while (!headers.empty()) {
       size_t eol = headers.find("\r\n");
       std::string_view line = headers.substr(0, eol);

@@ -25,7 +25,8 @@ TEST(PayloadTest, MultipartPicksTheDataField) {
       "--XyZ\r\nContent-Disposition: form-data; name=\"data\"; filename=\"cat.png\"\r\n"
       "Content-Type: image/png\r\n\r\n\x89PNG\r\n--XyZ--\r\n";
   std::string storage;
-  auto p = UnwrapPayload(Raw("multipart/form-data; boundary=\"XyZ\"", body), &storage);
+  auto raw = Raw("multipart/form-data; boundary=\"XyZ\"", body);  // the payload points into it
+  auto p = UnwrapPayload(raw, &storage);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->media_type, "image/png");
   EXPECT_EQ(p->bytes, "\x89PNG");
@@ -36,10 +37,19 @@ TEST(PayloadTest, MultipartFallsBackToTheFirstFile) {
       "preamble\r\n--b\r\nContent-Disposition: form-data; name=\"meta\"\r\n\r\n{}\r\n"
       "--b\r\nContent-Disposition: form-data; name=\"img\"; filename=\"x.jpg\"\r\n\r\nJPEGBYTES\r\n--b--";
   std::string storage;
-  auto p = UnwrapPayload(Raw("multipart/form-data; boundary=b", body), &storage);
+  auto raw = Raw("multipart/form-data; boundary=b", body);
+  auto p = UnwrapPayload(raw, &storage);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->bytes, "JPEGBYTES");
   EXPECT_EQ(p->media_type, "");
+}
+
+TEST(PayloadTest, MultipartPartWithoutHeaders) {
+  std::string storage;
+  auto raw = Raw("multipart/form-data; boundary=b", "--b\r\n\r\nRAW\r\n--b--\r\n");
+  auto p = UnwrapPayload(raw, &storage);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->bytes, "RAW");
 }
 
 TEST(PayloadTest, BrokenMultipartIsAnError) {
