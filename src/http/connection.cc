@@ -74,7 +74,16 @@ void Connection::Start() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
 }
 
+void Connection::Shutdown() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->stopping_ = true;
+    if (self->idle_) self->Close();
+  });
+}
+
 void Connection::ReadHeader() {
+  if (stopping_) return Close();
+  idle_ = true;
   parser_.emplace();
   parser_->body_limit(options_.body_limit);
   stream_.expires_after(options_.idle_timeout);
@@ -85,6 +94,7 @@ void Connection::ReadHeader() {
 }
 
 void Connection::OnHeader(beast::error_code ec) {
+  idle_ = false;
   if (ec) return ReadError(ec);
   auto& req = parser_->get();
   version_ = req.version();
@@ -207,6 +217,7 @@ void Connection::Send(HttpResponse response) {
   res->set(bhttp::field::server, kServerName);
   res->set(bhttp::field::content_type, response.content_type);
   for (auto& [name, value] : response.headers) res->set(name, value);
+  if (stopping_) keep_alive_ = false;
   res->keep_alive(keep_alive_);
   res->body() = std::move(response.body);
   res->prepare_payload();

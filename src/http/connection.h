@@ -38,6 +38,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
              const Router* router, ConnectionOptions options);
   ~Connection();
   void Start();
+  // Asks the connection to finish: an idle one (waiting for a request) closes
+  // now, a busy one closes after writing its response. Any thread.
+  void Shutdown();
   // Closes the socket from outside; only while no thread runs the io_context.
   void Abort();
 
@@ -72,6 +75,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool busy_ = false;     // a request is being served (the close watch is armed)
   uint64_t serving_ = 0;  // counts requests, so a stale close watch cannot cancel the next one
   bool linger_ = false;   // close with Linger() after the response
+  bool idle_ = false;     // waiting for the next request's header
+  bool stopping_ = false; // Shutdown() was called: no further requests
 };
 
 }  // namespace inferd::http

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -85,10 +86,7 @@ class HttpServer::Impl {
   void Stop() {
     if (stopped_) return;
     stopped_ = true;
-    net::post(acceptor_.get_executor(), [this] {
-      boost::system::error_code ignored;
-      acceptor_.close(ignored);
-    });
+    if (!threads_.empty()) FinishConnections();
     io_->stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
@@ -98,11 +96,9 @@ class HttpServer::Impl {
     // that arrive later (from executors) are queued and dropped.
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    for (auto& c : LiveConnections()) c->Abort();
     {
       std::lock_guard<std::mutex> lock(connections_mu_);
-      for (auto& weak : connections_) {
-        if (auto c = weak.lock()) c->Abort();
-      }
       connections_.clear();
     }
     io_->restart();
@@ -110,6 +106,32 @@ class HttpServer::Impl {
   }
 
  private:
+  // While the network threads still run: refuse new connections, close idle
+  // ones, and wait (up to stop_grace) for busy ones to write their answers.
+  void FinishConnections() {
+    std::promise<void> closed;
+    net::post(acceptor_.get_executor(), [this, &closed] {
+      boost::system::error_code ignored;
+      acceptor_.close(ignored);
+      closed.set_value();
+    });
+    closed.get_future().wait();
+    for (auto& c : LiveConnections()) c->Shutdown();
+    const auto deadline = std::chrono::steady_clock::now() + options_.stop_grace;
+    while (!LiveConnections().empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  std::vector<std::shared_ptr<Connection>> LiveConnections() {
+    std::vector<std::shared_ptr<Connection>> live;
+    std::lock_guard<std::mutex> lock(connections_mu_);
+    for (auto& weak : connections_) {
+      if (auto c = weak.lock()) live.push_back(std::move(c));
+    }
+    return live;
+  }
+
   void BuildRoutes() {
     RouteContext ctx;
     ctx.repository = services_.repository;

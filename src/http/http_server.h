@@ -6,7 +6,10 @@
 //   metrics     /metrics (Prometheus text)
 //
 // Create binds the port (0 = any free port; port() tells which), Start runs the
-// network threads, Stop closes the port and joins them. Requests answer JSON
+// network threads, Stop closes the port, closes idle keep-alive connections,
+// lets the responses in flight be written (up to stop_grace), then joins the
+// threads. To drain: stop the scheduler accepting, wait for it to be idle,
+// then Stop the servers. Requests answer JSON
 // errors {"error": "..."} mapped by status_map.h. Stop the server before the
 // scheduler and repository it points to are destroyed; completions that
 // arrive after Stop are dropped. Thread-safety: Start/Stop from one thread.
@@ -35,6 +38,9 @@ class HttpServer {
     size_t body_limit = 64ull << 20;             // larger bodies answer 413
     int threads = 1;                             // network threads
     std::chrono::seconds idle_timeout{60};       // per read (header + body) and per write
+    // Stop waits this long for responses in flight to be written (answers
+    // the scheduler has already produced must reach their clients).
+    std::chrono::milliseconds stop_grace{5000};
   };
 
   struct Services {
