@@ -19,11 +19,13 @@ constexpr std::uint64_t kMaxResponseBytes = 256ull << 20;
 HttpConnection::HttpConnection(asio::io_context& ioc,
                                asio::ip::tcp::resolver::results_type endpoints,
                                std::chrono::nanoseconds timeout)
-    : stream_(ioc), endpoints_(std::move(endpoints)), timeout_(timeout) {}
+    : socket_(ioc), endpoints_(std::move(endpoints)), timeout_(timeout) {}
 
 void HttpConnection::Send(const std::string* request, Done done) {
   request_ = request;
   done_ = std::move(done);
+  started_ = std::chrono::steady_clock::now();
+  timed_out_ = false;
   if (connected_) {
     Write();
   } else {
@@ -33,26 +35,32 @@ void HttpConnection::Send(const std::string* request, Done done) {
 
 void HttpConnection::Close() {
   beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  stream_.close();
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
   connected_ = false;
 }
 
+void HttpConnection::CloseIfExpired(std::chrono::steady_clock::time_point now) {
+  if (busy() && now - started_ > timeout_) {
+    timed_out_ = true;
+    Close();
+  }
+}
+
 void HttpConnection::Connect() {
-  stream_.expires_after(timeout_);
-  stream_.async_connect(endpoints_, [self = shared_from_this()](
-                                        const beast::error_code& ec,
-                                        const asio::ip::tcp::endpoint&) {
-    if (ec) return self->Fail(ec);
-    self->connected_ = true;
-    self->stream_.socket().set_option(asio::ip::tcp::no_delay(true));
-    self->Write();
-  });
+  asio::async_connect(socket_, endpoints_,
+                      [self = shared_from_this()](const beast::error_code& ec,
+                                                  const asio::ip::tcp::endpoint&) {
+                        if (ec) return self->Fail(ec);
+                        self->connected_ = true;
+                        beast::error_code ignored;
+                        self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+                        self->Write();
+                      });
 }
 
 void HttpConnection::Write() {
-  stream_.expires_after(timeout_);
-  asio::async_write(stream_, asio::buffer(*request_),
+  asio::async_write(socket_, asio::buffer(*request_),
                     [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
                       if (ec) return self->Fail(ec);
                       self->Read();
@@ -62,7 +70,7 @@ void HttpConnection::Write() {
 void HttpConnection::Read() {
   parser_.emplace();
   parser_->body_limit(kMaxResponseBytes);
-  http::async_read(stream_, buffer_, *parser_,
+  http::async_read(socket_, buffer_, *parser_,
                    [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
                      if (ec) return self->Fail(ec);
                      const int status = static_cast<int>(self->parser_->get().result_int());
@@ -71,14 +79,13 @@ void HttpConnection::Read() {
                    });
 }
 
-void HttpConnection::Fail(const beast::error_code& ec) {
+void HttpConnection::Fail(const beast::error_code&) {
   Close();
   buffer_.clear();
-  Finish(ec == beast::error::timeout ? kTimeout : kConnectionError);
+  Finish(timed_out_ ? kTimeout : kConnectionError);
 }
 
 void HttpConnection::Finish(int status) {
-  stream_.expires_never();
   Done done = std::move(done_);
   done_ = nullptr;
   request_ = nullptr;

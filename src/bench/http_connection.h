@@ -6,7 +6,9 @@
 // The connection (re)connects lazily: after an error, a timeout or a
 // `Connection: close` response it closes the socket, and the next Send opens a
 // new one (its connect time then counts in that request's latency, as a real
-// client would see it).
+// client would see it). Timeouts are enforced by the owner calling
+// CloseIfExpired() now and then (one timer for all connections, instead of
+// arming a timer per request: the generator must stay light).
 //
 // Thread-safety: none; every call and callback runs on the io_context's thread.
 // Ownership: held by shared_ptr; pending operations keep it alive. The request
@@ -16,7 +18,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -45,6 +46,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
   bool busy() const { return static_cast<bool>(done_); }
 
+  // Closes the socket when the pending request started more than `timeout`
+  // before `now`; the request then completes with kTimeout.
+  void CloseIfExpired(std::chrono::steady_clock::time_point now);
+
  private:
   void Connect();
   void Write();
@@ -52,14 +57,16 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void Fail(const boost::system::error_code& ec);
   void Finish(int status);
 
-  boost::beast::tcp_stream stream_;
+  boost::asio::ip::tcp::socket socket_;
   boost::asio::ip::tcp::resolver::results_type endpoints_;
   std::chrono::nanoseconds timeout_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::response_parser<boost::beast::http::string_body>> parser_;
   const std::string* request_ = nullptr;
   Done done_;
+  std::chrono::steady_clock::time_point started_;
   bool connected_ = false;
+  bool timed_out_ = false;
 };
 
 }  // namespace inferd::bench

@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <deque>
 #include <optional>
 
@@ -37,6 +38,7 @@ struct LoadGenerator::Impl {
   std::deque<TimePoint> due;                          // open loop: intended times
   std::optional<ArrivalSchedule> schedule;
   std::optional<asio::steady_timer> arrival_timer;
+  std::optional<asio::steady_timer> watchdog;  // enforces plan.timeout
   TimePoint start;
   TimePoint next_arrival;
 
@@ -98,6 +100,21 @@ struct LoadGenerator::Impl {
     return connections.back();
   }
 
+  // Closes connections whose request is older than the timeout, a few times
+  // per timeout period; it runs until Stop() has drained, so that a hung
+  // request cannot hold the drain beyond its timeout either.
+  void ArmWatchdog() {
+    const auto period = std::clamp<std::chrono::nanoseconds>(
+        plan.timeout / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(250));
+    watchdog->expires_after(period);
+    watchdog->async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      const TimePoint now = Steady::now();
+      for (auto& conn : connections) conn->CloseIfExpired(now);
+      ArmWatchdog();
+    });
+  }
+
   void OnArrivalTimer() {
     if (stopping) return;
     const TimePoint now = Steady::now();
@@ -147,6 +164,8 @@ void LoadGenerator::Start() {
   Impl& m = *impl_;
   m.work.emplace(m.ioc.get_executor());
   m.start = Steady::now();
+  m.watchdog.emplace(m.ioc);
+  m.ArmWatchdog();
   if (m.plan.concurrency > 0) {
     for (int i = 0; i < m.plan.concurrency; ++i) m.Issue(m.NewConnection(), m.start);
     return;
@@ -173,6 +192,7 @@ void LoadGenerator::Stop(TimePoint drain_deadline) {
     if (m.ioc.stopped()) m.ioc.restart();
     m.ioc.run_one_until(drain_deadline);
   }
+  if (m.watchdog) m.watchdog->cancel();
   for (auto& conn : m.connections) conn->Close();
   m.work.reset();
   // Lets the cancelled operations finish (their callbacks see `stopping`).

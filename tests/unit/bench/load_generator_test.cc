@@ -24,11 +24,13 @@ using tcp = asio::ip::tcp;
 
 // Answers POSTs on 127.0.0.1:<port>, one thread per connection. Request n
 // (1-based, over all connections) gets 503 when n % error_every == 0, has its
-// connection dropped without an answer when n % drop_every == 0, else 200.
+// connection dropped without an answer when n % drop_every == 0, is never
+// answered when n % hang_every == 0 (the connection stays open until the
+// client closes it), else 200.
 class LoopbackServer {
  public:
-  LoopbackServer(int error_every, int drop_every)
-      : error_every_(error_every), drop_every_(drop_every),
+  LoopbackServer(int error_every, int drop_every, int hang_every = 0)
+      : error_every_(error_every), drop_every_(drop_every), hang_every_(hang_every),
         acceptor_(ioc_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
     accept_thread_ = std::thread([this] { AcceptLoop(); });
   }
@@ -76,6 +78,11 @@ class LoopbackServer {
         ++answered_[0];
         return;  // closes the socket unanswered
       }
+      if (hang_every_ > 0 && n % hang_every_ == 0) {
+        std::lock_guard lock(mu_);
+        ++answered_[-1];
+        continue;  // the next read ends when the client gives up and closes
+      }
       const int status = error_every_ > 0 && n % error_every_ == 0 ? 503 : 200;
       http::response<http::string_body> res{static_cast<http::status>(status), 11};
       res.body() = req.body().size() == 5 ? "{\"ok\":1}" : "bad body";
@@ -89,7 +96,7 @@ class LoopbackServer {
     }
   }
 
-  int error_every_, drop_every_;
+  int error_every_, drop_every_, hang_every_;
   asio::io_context ioc_;
   tcp::acceptor acceptor_;
   std::thread accept_thread_;
@@ -170,6 +177,26 @@ TEST(LoadGenerator, DroppedConnectionsAreFailuresAndReconnect) {
   EXPECT_EQ(t.by_status[kConnectionError], answered.at(0));
   EXPECT_EQ(t.by_status[200], answered.at(200));
   EXPECT_EQ(t.total, server.received());
+}
+
+TEST(LoadGenerator, UnansweredRequestsTimeOut) {
+  LoopbackServer server(/*error_every=*/0, /*drop_every=*/0, /*hang_every=*/3);
+  const RequestSet requests = FiveByteRequests(server.port());
+  LoadPlan plan;
+  plan.concurrency = 1;
+  plan.timeout = std::chrono::milliseconds(30);
+  auto gen = RunStep(server.port(), requests, plan, 8);
+  Tally t = Count(gen->samples());
+  const auto answered = server.answered();
+  ASSERT_GE(answered.at(-1), 2);
+  EXPECT_EQ(t.by_status[kTimeout], answered.at(-1));
+  EXPECT_EQ(t.by_status[200], answered.at(200));
+  EXPECT_EQ(t.by_status[kConnectionError], 0);
+  for (const Sample& s : gen->samples()) {
+    if (s.status == kTimeout) {
+      EXPECT_GE(s.latency_ms, 30);
+    }
+  }
 }
 
 TEST(LoadGenerator, OpenLoopSendsOnScheduleFromIntendedTimes) {
