@@ -92,6 +92,77 @@ def wrk_table(out, configs, ref, headline):
     return "\n".join(lines)
 
 
+COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+
+def nice_ticks(top, target=6):
+    import math
+    top = top if top > 0 else 1
+    raw = top / (target - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    ticks = [0.0]
+    while ticks[-1] < top * (1 - 1e-12):
+        ticks.append(ticks[-1] + step)
+    return ticks
+
+
+def compare_svg(out, configs, title):
+    """Throughput (x) vs p99 (solid, squares) and p50 (dashed, circles) latency, one colour
+    per server, points labelled with their load step."""
+    series = [(cfg, load_bench(out, cfg)) for cfg in configs]
+    series = [(c, list(r.values())) for c, r in series if r]
+    if not series:
+        return None
+    xs = [s["requests_per_s"] for _, steps in series for s in steps]
+    ys = [s["latency_ms"][k] for _, steps in series for s in steps for k in ("p50", "p99")]
+    xt, yt = nice_ticks(max(xs) * 1.05), nice_ticks(max(ys) * 1.05)
+    W, H, L, R, T, B = 820, 500, 80, 190, 50, 70
+    pw, ph = W - L - R, H - T - B
+    px = lambda v: L + v / xt[-1] * pw
+    py = lambda v: T + ph - v / yt[-1] * ph
+    e = lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    o = [f'<?xml version="1.0" encoding="UTF-8"?>',
+         f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
+         f'font-family="DejaVu Sans, Arial, sans-serif">',
+         '<rect width="100%" height="100%" fill="white"/>',
+         f'<text x="{L + pw / 2}" y="28" text-anchor="middle" font-size="16" font-weight="bold">{e(title)}</text>']
+    for v in xt:
+        o.append(f'<line x1="{px(v):.1f}" y1="{T}" x2="{px(v):.1f}" y2="{T + ph}" stroke="#e5e5e5"/>')
+        o.append(f'<text x="{px(v):.1f}" y="{T + ph + 20}" text-anchor="middle" font-size="12">{v:g}</text>')
+    for v in yt:
+        o.append(f'<line x1="{L}" y1="{py(v):.1f}" x2="{L + pw}" y2="{py(v):.1f}" stroke="#e5e5e5"/>')
+        o.append(f'<text x="{L - 8}" y="{py(v) + 4:.1f}" text-anchor="end" font-size="12">{v:g}</text>')
+    o.append(f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="none" stroke="#000"/>')
+    o.append(f'<text x="{L + pw / 2}" y="{H - 22}" text-anchor="middle" font-size="14">throughput (requests/s)</text>')
+    o.append(f'<text x="22" y="{T + ph / 2}" text-anchor="middle" font-size="14" '
+             f'transform="rotate(-90 22 {T + ph / 2})">latency (ms)</text>')
+    for i, (cfg, steps) in enumerate(series):
+        c = COLORS[i % len(COLORS)]
+        for key, dash in (("p99", ""), ("p50", ' stroke-dasharray="5 4"')):
+            pts = " ".join(f"{px(s['requests_per_s']):.1f},{py(s['latency_ms'][key]):.1f}" for s in steps)
+            o.append(f'<polyline points="{pts}" fill="none" stroke="{c}" stroke-width="2"{dash}/>')
+            for s in steps:
+                x, y = px(s["requests_per_s"]), py(s["latency_ms"][key])
+                if key == "p99":
+                    o.append(f'<rect x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" fill="{c}"/>')
+                    o.append(f'<text x="{x + 6:.1f}" y="{y - 6:.1f}" font-size="10" fill="{c}">{e(s["label"])}</text>')
+                else:
+                    o.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{c}"/>')
+        ly = T + 10 + i * 22
+        o.append(f'<rect x="{L + pw + 16}" y="{ly}" width="14" height="4" fill="{c}"/>')
+        o.append(f'<text x="{L + pw + 36}" y="{ly + 6}" font-size="12">{e(cfg)}</text>')
+    ly = T + 20 + len(series) * 22
+    for j, line in enumerate(["solid, squares: p99", "dashed, circles: p50",
+                              "labels: concurrency (c=N)"]):
+        o.append(f'<text x="{L + pw + 16}" y="{ly + j * 16}" font-size="11" fill="#555">{line}</text>')
+    o.append("</svg>")
+    path = os.path.join(out, "compare.svg")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -120,6 +191,13 @@ def main():
                              f"{ratio(w['ok_requests_per_s'], b['requests_per_s'])} |")
         print("\nThe two clients on the same step:\n")
         print("\n".join(lines))
+    model = ""
+    if os.path.exists(setup):
+        with open(setup) as f:
+            model = f.readline().split("(")[0].replace("model:", "").strip()
+    path = compare_svg(args.out, configs, f"{model}: throughput vs latency, per server".strip(": "))
+    if path:
+        print(f"\nplot: {path}")
 
 
 if __name__ == "__main__":
