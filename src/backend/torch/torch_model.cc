@@ -53,6 +53,23 @@ class ScopedBf16Autocast {
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
+// Every tensor of a forward() result (a tensor, tuple, list or dict), in order.
+std::vector<at::Tensor> FlattenTensors(const c10::IValue& v) {
+  std::vector<at::Tensor> out;
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) if (e.isTensor()) out.push_back(e.toTensor());
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) if (e.isTensor()) out.push_back(e.toTensor());
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict()) {
+      if (e.value().isTensor()) out.push_back(e.value().toTensor());
+    }
+  }
+  return out;
+}
+
 bool IsFloating(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
@@ -176,6 +193,44 @@ Status TorchModel::WarmUp() {
                              outputs.status().message());
     }
   }
+  return bf16_ ? CheckBf16AgainstFp32() : Status::Ok();
+}
+
+Status TorchModel::CheckBf16AgainstFp32() {
+  std::vector<at::Tensor> fp32, bf16;
+  try {
+    c10::InferenceMode inference_mode;
+    auto generator = at::detail::createCPUGenerator(/*seed_in=*/20261129);
+    std::vector<c10::IValue> args;
+    for (const config::TensorSpec& spec : config_.inputs) {
+      std::vector<int64_t> shape{1};
+      for (int64_t d : spec.dims) shape.push_back(d < 0 ? 1 : d);
+      const auto dtype = ToTorchDtype(spec.dtype);
+      if (!dtype) return Status::Ok();
+      args.emplace_back(IsFloating(*dtype)
+                            ? at::rand(shape, generator, at::TensorOptions().dtype(*dtype))
+                            : at::zeros(shape, at::TensorOptions().dtype(*dtype)));
+    }
+    fp32 = FlattenTensors(module_.forward(args));
+    ScopedBf16Autocast autocast(true);
+    bf16 = FlattenTensors(module_.forward(args));
+  } catch (const std::exception& e) {
+    return Status::Ok();  // random inputs may be meaningless to the model
+  }
+  double worst = 0;
+  for (size_t i = 0; i < fp32.size() && i < bf16.size(); ++i) {
+    if (!IsFloating(fp32[i].scalar_type())) continue;
+    at::Tensor a = fp32[i].to(at::kFloat), b = bf16[i].to(at::kFloat);
+    if (a.isfinite().all().item<bool>() && !b.isfinite().all().item<bool>()) {
+      return FailedPrecondition("model " + Quoted(config_.name) +
+                                ": precision bf16 gives non-finite outputs where fp32 does not; "
+                                "use precision: fp32");
+    }
+    const double scale = a.abs().max().item<double>() + 1e-6;
+    worst = std::max(worst, (a - b).abs().max().item<double>() / scale);
+  }
+  spdlog::info("model '{}': bf16 vs fp32 on a random input: max error {:.3g} of the largest output",
+               config_.name, worst);
   return Status::Ok();
 }
 

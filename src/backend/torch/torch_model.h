@@ -57,6 +57,10 @@ class TorchModel : public Model {
   // forward that throws is only logged; outputs that do not match the config
   // (count, names, datatypes) fail the load with kInvalidArgument.
   Status WarmUp();
+  // With precision bf16: runs a seeded random input with and without autocast
+  // and logs the largest difference (relative to the largest fp32 output);
+  // non-finite bf16 outputs where fp32 is finite fail the load.
+  Status CheckBf16AgainstFp32();
 
   ::torch::jit::Module module_;  // forward() is safe to call concurrently
   const config::ModelConfig config_;
