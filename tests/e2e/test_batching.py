@@ -268,10 +268,11 @@ def test_full_queue_answers_429(batch_server, batch_store):
 # ------------------------------------------------------------------ drain
 
 def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory):
-    """Eight long requests are accepted (seen queued in /metrics), then SIGTERM:
-    each of them must answer 200 with the right body; new requests sent during
-    the drain answer 503 (or find the port closed); readiness turns false; the
-    process exits 0 within the grace period."""
+    """Eight long requests are sent, four or more seen queued in /metrics, then
+    SIGTERM: the queued ones answer 200 with the right body, none is left
+    unanswered; new requests sent during the drain answer 503 (or find the
+    port closed); readiness turns false; the process exits 0 within the grace
+    period."""
     store = tmp_path_factory.mktemp("drain-store")
     copy_model(test_store, "slow", store, "small_queue",
                config=with_config(read_config(test_store, "slow"), max_batch_size=1,
@@ -340,14 +341,18 @@ def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory)
 
     codes = {}
     for i, r in enumerate(results):
+        # All were sent long before the exit: none may go unanswered.
         assert not isinstance(r, Exception), \
-            f"request {i} (accepted before SIGTERM) got no answer: {r!r}\n{s.logs()}"
+            f"request {i} (sent {took:.2f} s before the exit) got no answer: {r!r}\n{s.logs()}"
         codes[r.status] = codes.get(r.status, 0) + 1
         if r.status == 200:
             doc, out = parse_infer_response(r)
             assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i}")
         else:
-            raise AssertionError(f"request {i} sent before SIGTERM: expected 200, got {r}")
+            # One that reached the server after the signal is refused.
+            assert r.status == 503, f"request {i}: expected 200 or 503, got {r}"
+            assert "drain" in r.error() or "shutting down" in r.error(), r
+    assert codes.get(200, 0) >= 4, f"the 4+ requests seen queued before SIGTERM must answer 200: {codes}"
     probe_codes = {}
     for at, r in probes:
         key = r.status if hasattr(r, "status") else (r if isinstance(r, str) else type(r).__name__)
@@ -364,7 +369,7 @@ def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory)
             # Only a connection caught by the port closing at exit may break.
             assert took - at < 0.5, (f"a request sent {at:.3f} s into the drain (exit at {took:.3f} s) "
                                      f"got no answer: {r!r}")
-    print(f"\nSIGTERM with {n} accepted requests: exit 0 after {took:.2f} s; ready -> {ready} after "
+    print(f"\nSIGTERM with {n} requests in flight: exit 0 after {took:.2f} s; ready -> {ready} after "
           f"{ready_at:.3f} s; "
-          f"accepted ones {codes}; requests during the drain {probe_codes}")
+          f"in-flight ones {codes}; requests during the drain {probe_codes}")
     assert probe_codes.get(503, 0) > 0, f"no request sent during the drain answered 503: {probe_codes}"
