@@ -8,10 +8,13 @@ void ReservePadding(std::string& body) {
   }
 }
 
-StatusOr<simdjson::dom::element> ParseJsonBody(const std::string& body, size_t length,
-                                               std::string_view what) {
-  thread_local simdjson::dom::parser parser;
+StatusOr<JsonDocument> ParseJsonBody(const std::string& body, size_t length,
+                                     std::string_view what) {
+  thread_local simdjson::dom::parser shared_parser;
   if (length == std::string::npos) length = body.size();
+  std::unique_ptr<simdjson::dom::parser> owned;
+  if (length >= kLargeJsonBytes) owned = std::make_unique<simdjson::dom::parser>();
+  simdjson::dom::parser& parser = owned ? *owned : shared_parser;
   // Bytes behind the JSON (the binary part, the string's spare capacity) are
   // readable, so simdjson may use them as padding instead of copying.
   bool padded = body.capacity() >= length + simdjson::SIMDJSON_PADDING;
@@ -22,7 +25,7 @@ StatusOr<simdjson::dom::element> ParseJsonBody(const std::string& body, size_t l
     if (length == 0) msg = "the body is empty";
     return InvalidArgument("malformed JSON in " + std::string(what) + ": " + msg);
   }
-  return root;
+  return JsonDocument(std::move(owned), root);
 }
 
 }  // namespace inferd::http

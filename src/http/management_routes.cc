@@ -82,7 +82,7 @@ void RepositoryIndex(const RouteContext& ctx, const HttpRequest& http, const Res
     auto root = ParseJsonBody(*http.body);
     if (!root.ok()) return Reply(respond, ErrorResponse(root.status()));
     bool v = false;
-    if ((*root)["ready"].get(v) == simdjson::SUCCESS) ready_only = v;
+    if (root->root()["ready"].get(v) == simdjson::SUCCESS) ready_only = v;
   }
   Reply(respond, JsonResponse(200, WriteV2RepositoryIndex(ctx.repository->List(), ready_only)));
 }

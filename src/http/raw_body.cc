@@ -147,7 +147,8 @@ StatusOr<scheduler::RawInput> ExtractRawInput(const HttpRequest& request) {
   }
   if (StartsWith(type, "application/json")) {
     ReservePadding(*request.body);
-    ASSIGN_OR_RETURN(auto root, ParseJsonBody(*request.body));
+    ASSIGN_OR_RETURN(JsonDocument doc, ParseJsonBody(*request.body));
+    simdjson::dom::element root = doc.root();
     simdjson::dom::object obj;
     std::string_view value;
     if (root.get_object().get(obj) == simdjson::SUCCESS) {

@@ -31,7 +31,7 @@ StatusOr<PredictionRequest> ParsePredictionJson(const std::string& body,
                            "' takes JSON: a nested list, or an object of input name -> nested "
                            "list; raw images or text need a preprocess: section in its config)");
   }
-  element root = *parsed;
+  element root = parsed->root();
 
   // Pair each JSON value with the config input it feeds.
   std::vector<std::pair<const config::TensorSpec*, element>> fed;

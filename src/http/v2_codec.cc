@@ -155,8 +155,9 @@ StatusOr<Tensor> BinaryTensor(const InputHead& head, const std::shared_ptr<std::
 StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>& body,
                                              const std::optional<std::string>& header_length) {
   ASSIGN_OR_RETURN(size_t json_size, ParseHeaderLength(header_length, body->size()));
-  ASSIGN_OR_RETURN(element root,
+  ASSIGN_OR_RETURN(JsonDocument doc,
                    ParseJsonBody(*body, json_size, header_length ? "JSON header" : "request body"));
+  element root = doc.root();
   object obj;
   if (root.get_object().get(obj)) {
     return InvalidArgument("request: expected a JSON object, got " +

@@ -93,6 +93,22 @@ TEST(V2Parse, ClearErrors) {
             std::string::npos);
 }
 
+TEST(V2Parse, LargeDocumentsGetTheirOwnParser) {
+  const size_t n = (kLargeJsonBytes / 2) + 1000;  // "0," per element: past the threshold
+  std::string data;
+  data.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) data += i + 1 < n ? "0," : "1";
+  std::string text = R"({"inputs":[{"name":"x","shape":[1,)" + std::to_string(n) +
+                     R"(],"datatype":"INT8","data":[)" + data + "]}]}";
+  ASSERT_GE(text.size(), kLargeJsonBytes);
+  auto r = Parse(text);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->inputs[0].tensor.byte_size(), n);
+  EXPECT_EQ(r->inputs[0].tensor.data_as<int8_t>()[n - 1], 1);
+  // The thread's small-document parser still works afterwards.
+  EXPECT_TRUE(Parse(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT8","data":[2]}]})").ok());
+}
+
 TEST(V2Parse, MalformedJsonSaysSo) {
   std::string msg = ErrorOf(R"({"inputs":[{"name":"x",)");
   EXPECT_EQ(msg.rfind("malformed JSON in request body: ", 0), 0u) << msg;
