@@ -39,7 +39,8 @@ repository::ModelHandle ResolveModel(const RouteContext& ctx, const PathParams& 
     // Unknown names are counted under model="" (see RequestMetrics).
     bool known = handle.status().code() != StatusCode::kNotFound ||
                  ctx.repository->GetStatus(name).ok();
-    AnswerError(ctx, known ? name : "", version->value_or(0), http, respond, handle.status());
+    // No version label either: a version that failed to resolve is the client's word.
+    AnswerError(ctx, known ? name : "", 0, http, respond, handle.status());
     return nullptr;
   }
   return *handle;

@@ -281,6 +281,18 @@ TEST_F(HttpServerTest, MetricsCountRequests) {
             std::string::npos);
 }
 
+TEST_F(HttpServerTest, UnknownModelsAndVersionsDoNotGrowTheLabels) {
+  TestClient c(inference_->port());
+  EXPECT_EQ(c.Send("POST", "/predictions/random123", "[1,2]").status, 404);
+  EXPECT_EQ(c.Send("POST", "/predictions/echo/77", "[1,2]").status, 404);
+  TestClient m(metrics_->port());
+  auto r = m.Send("GET", "/metrics");
+  EXPECT_EQ(r.body.find("random123"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("\"77\""), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"(inferd_requests_total{code="404",model=""} 1)"), std::string::npos);
+  EXPECT_NE(r.body.find(R"(inferd_requests_total{code="404",model="echo"} 1)"), std::string::npos);
+}
+
 TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
   TestClient c(inference_->port());
   auto r = c.Send("GET", "/ping", "", {{"Connection", "close"}});
