@@ -326,7 +326,7 @@ class Server:
                 "--management-port", "0", "--metrics-port", "0",
                 "--drain-timeout", str(self.drain_timeout), *self.args]
 
-    def start(self, wait_ready=True, timeout=120):
+    def start(self, wait_ready=True, timeout=60):
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(self.command(), stdout=out, stderr=err,
                                          stdin=subprocess.DEVNULL)
