@@ -39,8 +39,8 @@ class ArrivalSchedule {
   double rate_;
   Arrivals arrivals_;
   std::mt19937_64 rng_;
-  std::uint64_t index_ = 0;    // constant: arrivals handed out so far
-  double poisson_now_s_ = 0;   // Poisson: the last arrival, seconds from start
+  std::uint64_t index_ = 0;   // constant: arrivals handed out so far
+  double poisson_now_s_ = 0;  // Poisson: the last arrival, seconds from start
 };
 
 }  // namespace inferd::bench

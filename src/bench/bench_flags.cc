@@ -7,9 +7,9 @@
 namespace inferd::bench {
 
 void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
-  const std::map<std::string, RequestForm> forms = {
-      {"raw", RequestForm::kRaw}, {"v2json", RequestForm::kV2Json},
-      {"v2binary", RequestForm::kV2Binary}};
+  const std::map<std::string, RequestForm> forms = {{"raw", RequestForm::kRaw},
+                                                    {"v2json", RequestForm::kV2Json},
+                                                    {"v2binary", RequestForm::kV2Binary}};
   const std::map<std::string, Arrivals> arrivals = {{"constant", Arrivals::kConstant},
                                                     {"poisson", Arrivals::kPoisson}};
   sub->add_option("--url", o->url, "server base URL (http only)")->capture_default_str();
@@ -19,7 +19,8 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
                   "raw: POST /predictions/{model} with the file as body (content type from its "
                   "extension); v2json: the file as a KServe v2 JSON body; v2binary: JSON header "
                   "+ binary tensors")
-      ->transform(CLI::CheckedTransformer(forms, CLI::ignore_case).description("raw|v2json|v2binary"))
+      ->transform(
+          CLI::CheckedTransformer(forms, CLI::ignore_case).description("raw|v2json|v2binary"))
       ->default_str("raw");
   sub->add_option("--input", o->input, "request body file, or a folder of them (round robin)")
       ->required();
@@ -33,7 +34,8 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
                   "measured from each request's intended send time")
       ->delimiter(',');
   sub->add_option("--arrivals", o->arrivals, "open loop arrivals: constant or poisson")
-      ->transform(CLI::CheckedTransformer(arrivals, CLI::ignore_case).description("constant|poisson"))
+      ->transform(
+          CLI::CheckedTransformer(arrivals, CLI::ignore_case).description("constant|poisson"))
       ->default_str("constant");
   sub->add_option("--max-connections", o->max_connections,
                   "open loop: connections opened at most; further due requests wait (and the "
@@ -43,8 +45,7 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
       ->capture_default_str();
   sub->add_option("--warmup", o->warmup_s, "seconds at the start of each step not recorded")
       ->capture_default_str();
-  sub->add_option("--windows", o->windows,
-                  "a step is stable when this many trailing windows agree")
+  sub->add_option("--windows", o->windows, "a step is stable when this many trailing windows agree")
       ->capture_default_str();
   sub->add_option("--max-windows", o->max_windows, "windows per step at most")
       ->capture_default_str();

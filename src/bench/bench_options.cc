@@ -65,9 +65,12 @@ Status ValidateOptions(const BenchOptions& o) {
 
 std::string_view RequestFormName(RequestForm form) {
   switch (form) {
-    case RequestForm::kRaw: return "raw";
-    case RequestForm::kV2Json: return "v2json";
-    case RequestForm::kV2Binary: return "v2binary";
+    case RequestForm::kRaw:
+      return "raw";
+    case RequestForm::kV2Json:
+      return "v2json";
+    case RequestForm::kV2Binary:
+      return "v2binary";
   }
   return "?";
 }

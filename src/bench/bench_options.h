@@ -22,18 +22,18 @@ enum class RequestForm {
 
 struct BenchOptions {
   std::string url = "http://127.0.0.1:8080";  // http only; a path prefix is kept
-  std::string model;                           // required
-  std::string version;                         // empty: the server's default version
+  std::string model;                          // required
+  std::string version;                        // empty: the server's default version
   RequestForm form = RequestForm::kRaw;
-  std::string input;          // a body file, or a folder whose files are sent round robin
+  std::string input;                // a body file, or a folder whose files are sent round robin
   std::int64_t header_length = -1;  // v2binary: JSON header bytes; -1 finds the JSON's end
 
   // Load: closed loop (one step per concurrency) or open loop (one step per
   // rate), not both. Neither given: closed loop at concurrency 1.
   std::vector<int> concurrency;
-  std::vector<double> rates;           // requests/s
+  std::vector<double> rates;  // requests/s
   Arrivals arrivals = Arrivals::kConstant;
-  int max_connections = 64;            // open loop: connections opened at most
+  int max_connections = 64;  // open loop: connections opened at most
 
   // Measurement: per step, `warmup_s` unrecorded, then windows of `duration_s`
   // until the last `windows` agree within `stability_pct` % or `max_windows`.
@@ -43,16 +43,16 @@ struct BenchOptions {
   int windows = 3;
   int max_windows = 10;
   double stability_pct = 10;
-  double timeout_s = 30;               // a response later than this is a failure
-  std::uint64_t seed = 1;              // Poisson arrivals
+  double timeout_s = 30;   // a response later than this is a failure
+  std::uint64_t seed = 1;  // Poisson arrivals
 
   // Output; empty paths write nothing.
   std::string json_path;
   std::string csv_path;
-  std::string plot_path;               // SVG: throughput vs p50/p99 latency
-  double latency_budget_ms = 0;        // > 0: report the highest step within it
-  int budget_percentile = 99;          // 50, 90, 95 or 99
-  bool progress = true;                // one line per window on stderr
+  std::string plot_path;         // SVG: throughput vs p50/p99 latency
+  double latency_budget_ms = 0;  // > 0: report the highest step within it
+  int budget_percentile = 99;    // 50, 90, 95 or 99
+  bool progress = true;          // one line per window on stderr
 };
 
 struct ParsedUrl {

@@ -8,6 +8,7 @@
 #include "bench/request_set.h"
 #include "bench/stability_rule.h"
 #include "bench/svg_plot.h"
+#include "bench/windowed_measurement.h"
 
 namespace inferd::bench {
 
@@ -26,19 +27,10 @@ std::string Label(const LoadPlan& plan) {
   return buf;
 }
 
-// Index of the first sample finished at or after `t` (samples are in done order).
-std::size_t FirstAtOrAfter(const std::vector<Sample>& samples, TimePoint t) {
-  return static_cast<std::size_t>(
-      std::partition_point(samples.begin(), samples.end(),
-                           [t](const Sample& s) { return s.done < t; }) -
-      samples.begin());
-}
-
 StatusOr<StepResult> RunStep(const BenchOptions& o, const ParsedUrl& url,
                              const RequestSet& requests, const LoadPlan& plan,
                              std::ostream& progress) {
-  ASSIGN_OR_RETURN(std::unique_ptr<LoadGenerator> gen,
-                   LoadGenerator::Create(url, &requests, plan));
+  ASSIGN_OR_RETURN(std::unique_ptr<LoadGenerator> gen, LoadGenerator::Create(url, &requests, plan));
   const StabilityRule rule{o.windows, o.stability_pct / 100.0};
   StepResult step;
   step.label = Label(plan);
@@ -46,50 +38,37 @@ StatusOr<StepResult> RunStep(const BenchOptions& o, const ParsedUrl& url,
   step.rate = plan.rate;
 
   gen->Start();
-  const TimePoint measure_start = Steady::now() + Seconds(o.warmup_s);
-  gen->RunUntil(measure_start);
-  std::vector<WindowStats> history;
-  std::vector<std::size_t> bounds{FirstAtOrAfter(gen->samples(), measure_start)};
-  for (int k = 0; k < o.max_windows; ++k) {
-    const TimePoint end = measure_start + Seconds(o.duration_s * (k + 1));
-    gen->RunUntil(end);
-    bounds.push_back(FirstAtOrAfter(gen->samples(), end));
-    const std::span<const Sample> window(gen->samples().data() + bounds[k],
-                                         bounds[k + 1] - bounds[k]);
-    history.push_back(WindowStatsOf(window, o.duration_s));
-    step.stable = rule.IsStable(history);
-    step.windows_run = k + 1;
+  WindowedMeasurement measurement(Steady::now() + Seconds(o.warmup_s), Seconds(o.duration_s), rule,
+                                  o.max_windows);
+  for (bool done = false; !done;) {
+    gen->RunUntil(measurement.NextWindowEnd());
+    done = measurement.CloseWindow(gen->samples());
     if (o.progress) {
       const LoadCounters c = gen->counters();
+      const WindowStats& w = measurement.history().back();
       char line[256];
-      std::snprintf(line, sizeof line,
-                    "[bench] %s window %d/%d: %.1f req/s, p50 %.2f ms, in flight %llu, "
-                    "queued %llu, sent %llu%s\n",
-                    step.label.c_str(), k + 1, o.max_windows, history.back().requests_per_s,
-                    history.back().p50_ms, static_cast<unsigned long long>(c.in_flight),
-                    static_cast<unsigned long long>(c.queued),
-                    static_cast<unsigned long long>(c.sent), step.stable ? " (stable)" : "");
+      std::snprintf(
+          line, sizeof line,
+          "[bench] %s window %d/%d: %.1f req/s, p50 %.2f ms, in flight %llu, "
+          "queued %llu, sent %llu%s\n",
+          step.label.c_str(), measurement.windows_run(), o.max_windows, w.requests_per_s, w.p50_ms,
+          static_cast<unsigned long long>(c.in_flight), static_cast<unsigned long long>(c.queued),
+          static_cast<unsigned long long>(c.sent), measurement.stable() ? " (stable)" : "");
       progress << line << std::flush;
     }
-    if (step.stable) break;
   }
   const LoadCounters at_end = gen->counters();
   step.in_flight_at_end = at_end.in_flight;
   step.queued_at_end = at_end.queued;
   gen->Stop(Steady::now() + Seconds(o.timeout_s));
   step.sent_total = gen->counters().sent;
-
-  const std::size_t reported = std::min<std::size_t>(o.windows, history.size());
-  const std::size_t first = bounds[bounds.size() - 1 - reported];
-  const std::span<const Sample> measured(gen->samples().data() + first, bounds.back() - first);
-  SummarizeSamples(measured, o.duration_s * static_cast<double>(reported), &step);
+  measurement.Summarize(gen->samples(), &step);
   return step;
 }
 
 }  // namespace
 
-StatusOr<BenchReport> RunSweep(const BenchOptions& o, std::ostream& table,
-                               std::ostream& progress) {
+StatusOr<BenchReport> RunSweep(const BenchOptions& o, std::ostream& table, std::ostream& progress) {
   RETURN_IF_ERROR(ValidateOptions(o));
   ASSIGN_OR_RETURN(ParsedUrl url, ParseUrl(o.url));
   ASSIGN_OR_RETURN(RequestSet requests, RequestSet::Build(o));
@@ -150,8 +129,8 @@ int RunBench(const BenchOptions& options) {
   }
   if (!options.plot_path.empty()) {
     PlotOptions plot;
-    plot.title = "inferd bench: " + options.model + " (" +
-                 std::string(RequestFormName(options.form)) + ")";
+    plot.title =
+        "inferd bench: " + options.model + " (" + std::string(RequestFormName(options.form)) + ")";
     plot.budget_ms = options.latency_budget_ms;
     plot.budget_percentile = options.budget_percentile;
     Status s = WriteTextFile(options.plot_path, RenderCurveSvg(report->steps, plot));

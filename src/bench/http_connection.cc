@@ -48,15 +48,15 @@ void HttpConnection::CloseIfExpired(std::chrono::steady_clock::time_point now) {
 }
 
 void HttpConnection::Connect() {
-  asio::async_connect(socket_, endpoints_,
-                      [self = shared_from_this()](const beast::error_code& ec,
-                                                  const asio::ip::tcp::endpoint&) {
-                        if (ec) return self->Fail(ec);
-                        self->connected_ = true;
-                        beast::error_code ignored;
-                        self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
-                        self->Write();
-                      });
+  asio::async_connect(
+      socket_, endpoints_,
+      [self = shared_from_this()](const beast::error_code& ec, const asio::ip::tcp::endpoint&) {
+        if (ec) return self->Fail(ec);
+        self->connected_ = true;
+        beast::error_code ignored;
+        self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+        self->Write();
+      });
 }
 
 void HttpConnection::Write() {

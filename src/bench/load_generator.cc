@@ -1,10 +1,10 @@
 #include "bench/load_generator.h"
 
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
 #include <deque>
 #include <optional>
 

@@ -30,8 +30,8 @@
 namespace inferd::bench {
 
 struct LoadPlan {
-  int concurrency = 0;   // > 0: closed loop
-  double rate = 0;       // > 0: open loop, requests/s
+  int concurrency = 0;  // > 0: closed loop
+  double rate = 0;      // > 0: open loop, requests/s
   Arrivals arrivals = Arrivals::kConstant;
   std::uint64_t seed = 1;
   int max_connections = 64;

@@ -23,8 +23,8 @@ LatencySummary Summarize(std::vector<double> latencies_ms) {
   if (latencies_ms.empty()) return s;
   std::sort(latencies_ms.begin(), latencies_ms.end());
   s.count = latencies_ms.size();
-  s.avg_ms = std::accumulate(latencies_ms.begin(), latencies_ms.end(), 0.0) /
-             static_cast<double>(s.count);
+  s.avg_ms =
+      std::accumulate(latencies_ms.begin(), latencies_ms.end(), 0.0) / static_cast<double>(s.count);
   s.min_ms = latencies_ms.front();
   s.max_ms = latencies_ms.back();
   s.p50_ms = NearestRankPercentile(latencies_ms, 50);
@@ -36,11 +36,16 @@ LatencySummary Summarize(std::vector<double> latencies_ms) {
 
 double PercentileOf(const LatencySummary& summary, int percentile) {
   switch (percentile) {
-    case 50: return summary.p50_ms;
-    case 90: return summary.p90_ms;
-    case 95: return summary.p95_ms;
-    case 99: return summary.p99_ms;
-    default: return percentile >= 100 ? summary.max_ms : summary.p50_ms;
+    case 50:
+      return summary.p50_ms;
+    case 90:
+      return summary.p90_ms;
+    case 95:
+      return summary.p95_ms;
+    case 99:
+      return summary.p99_ms;
+    default:
+      return percentile >= 100 ? summary.max_ms : summary.p50_ms;
   }
 }
 

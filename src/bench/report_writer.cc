@@ -19,10 +19,18 @@ std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += Format("\\u%04x", static_cast<unsigned char>(c));
@@ -66,9 +74,9 @@ std::string FormatTableRow(const StepResult& s) {
   std::snprintf(buf, sizeof buf,
                 "%-9s %8llu %6llu %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.1f %-6s %s\n",
                 s.label.c_str(), static_cast<unsigned long long>(s.requests),
-                static_cast<unsigned long long>(s.failures), l.avg_ms, l.min_ms, l.max_ms,
-                l.p50_ms, l.p90_ms, l.p95_ms, l.p99_ms, s.requests_per_s,
-                s.stable ? "yes" : "no", FormatFailures(s.failures_by_status).c_str());
+                static_cast<unsigned long long>(s.failures), l.avg_ms, l.min_ms, l.max_ms, l.p50_ms,
+                l.p90_ms, l.p95_ms, l.p99_ms, s.requests_per_s, s.stable ? "yes" : "no",
+                FormatFailures(s.failures_by_status).c_str());
   std::string out = buf;
   if (s.queued_at_end > 0) {
     out += "          (" + std::to_string(s.queued_at_end) +
@@ -84,8 +92,8 @@ std::string FormatBudgetLine(const BenchReport& r) {
                     " <= " + Format("%g", o.latency_budget_ms) + " ms: ";
   if (!r.best_within_budget) return out + "no step met it\n";
   const StepResult& s = r.steps[*r.best_within_budget];
-  return out + "highest step " + s.label + " (" + Format("%.1f", s.requests_per_s) +
-         " req/s, p" + std::to_string(o.budget_percentile) + " " +
+  return out + "highest step " + s.label + " (" + Format("%.1f", s.requests_per_s) + " req/s, p" +
+         std::to_string(o.budget_percentile) + " " +
          Format("%.2f", PercentileOf(s.latency, o.budget_percentile)) + " ms)\n";
 }
 
@@ -126,8 +134,9 @@ std::string ToJson(const BenchReport& r) {
     j += ", \"measured_s\": " + Format("%.3f", s.measured_s);
     j += ", \"requests_per_s\": " + Format("%.3f", s.requests_per_s);
     j += ", \"latency_ms\": {\"avg\": " + Ms(l.avg_ms) + ", \"min\": " + Ms(l.min_ms) +
-         ", \"max\": " + Ms(l.max_ms) + ", \"p50\": " + Ms(l.p50_ms) + ", \"p90\": " +
-         Ms(l.p90_ms) + ", \"p95\": " + Ms(l.p95_ms) + ", \"p99\": " + Ms(l.p99_ms) + "}";
+         ", \"max\": " + Ms(l.max_ms) + ", \"p50\": " + Ms(l.p50_ms) +
+         ", \"p90\": " + Ms(l.p90_ms) + ", \"p95\": " + Ms(l.p95_ms) +
+         ", \"p99\": " + Ms(l.p99_ms) + "}";
     j += ", \"stable\": " + std::string(s.stable ? "true" : "false");
     j += ", \"windows\": " + std::to_string(s.windows_run) + "}";
   }
@@ -135,8 +144,7 @@ std::string ToJson(const BenchReport& r) {
   if (o.latency_budget_ms > 0) {
     j += ",\n  \"latency_budget\": {\"ms\": " + Format("%g", o.latency_budget_ms) +
          ", \"percentile\": " + std::to_string(o.budget_percentile) + ", \"best_step\": " +
-         (r.best_within_budget ? JsonString(r.steps[*r.best_within_budget].label) : "null") +
-         "}";
+         (r.best_within_budget ? JsonString(r.steps[*r.best_within_budget].label) : "null") + "}";
   }
   return j + "\n}\n";
 }
@@ -144,7 +152,8 @@ std::string ToJson(const BenchReport& r) {
 std::string ToCsv(const BenchReport& r) {
   std::string c =
       "mode,label,concurrency,rate,requests,successes,failures,failures_by_status,"
-      "in_flight_at_end,queued_at_end,sent_total,measured_s,requests_per_s,avg_ms,min_ms,max_ms,p50_ms,p90_ms,p95_ms,p99_ms,"
+      "in_flight_at_end,queued_at_end,sent_total,measured_s,requests_per_s,avg_ms,min_ms,max_ms,"
+      "p50_ms,p90_ms,p95_ms,p99_ms,"
       "stable,windows\n";
   const std::string mode = Mode(r.options);
   for (const StepResult& s : r.steps) {
@@ -152,13 +161,12 @@ std::string ToCsv(const BenchReport& r) {
     std::string failures = s.failures_by_status.empty() ? "" : FormatFailures(s.failures_by_status);
     c += mode + "," + s.label + "," + std::to_string(s.concurrency) + "," + Format("%g", s.rate) +
          "," + std::to_string(s.requests) + "," + std::to_string(s.successes) + "," +
-         std::to_string(s.failures) + "," + failures + "," + std::to_string(s.in_flight_at_end) + "," +
-         std::to_string(s.queued_at_end) + "," +
-         std::to_string(s.sent_total) + "," + Format("%.3f", s.measured_s) + "," +
-         Format("%.3f", s.requests_per_s) + "," + Ms(l.avg_ms) + "," + Ms(l.min_ms) + "," +
-         Ms(l.max_ms) + "," + Ms(l.p50_ms) + "," + Ms(l.p90_ms) + "," + Ms(l.p95_ms) + "," +
-         Ms(l.p99_ms) + "," + (s.stable ? "true" : "false") + "," +
-         std::to_string(s.windows_run) + "\n";
+         std::to_string(s.failures) + "," + failures + "," + std::to_string(s.in_flight_at_end) +
+         "," + std::to_string(s.queued_at_end) + "," + std::to_string(s.sent_total) + "," +
+         Format("%.3f", s.measured_s) + "," + Format("%.3f", s.requests_per_s) + "," +
+         Ms(l.avg_ms) + "," + Ms(l.min_ms) + "," + Ms(l.max_ms) + "," + Ms(l.p50_ms) + "," +
+         Ms(l.p90_ms) + "," + Ms(l.p95_ms) + "," + Ms(l.p99_ms) + "," +
+         (s.stable ? "true" : "false") + "," + std::to_string(s.windows_run) + "\n";
   }
   return c;
 }

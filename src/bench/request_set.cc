@@ -76,8 +76,10 @@ StatusOr<std::size_t> JsonHeaderLength(std::string_view body) {
   for (; i < body.size(); ++i) {
     const char c = body[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {

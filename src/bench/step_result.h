@@ -37,21 +37,21 @@ inline bool IsSuccess(int status) { return status >= 200 && status < 300; }
 std::string FailureName(int status);
 
 struct StepResult {
-  std::string label;     // "c=4" or "r=100"
-  int concurrency = 0;   // closed loop step, else 0
-  double rate = 0;       // open loop step (requests/s), else 0
-  std::uint64_t requests = 0;   // finished in the measured windows (successes + failures)
+  std::string label;           // "c=4" or "r=100"
+  int concurrency = 0;         // closed loop step, else 0
+  double rate = 0;             // open loop step (requests/s), else 0
+  std::uint64_t requests = 0;  // finished in the measured windows (successes + failures)
   std::uint64_t successes = 0;
   std::uint64_t failures = 0;
   std::map<int, std::uint64_t> failures_by_status;  // key: HTTP status, kConnectionError, kTimeout
-  std::uint64_t in_flight_at_end = 0;  // sent, unanswered when measurement ended
-  std::uint64_t queued_at_end = 0;     // open loop: due, still waiting for a connection
-  std::uint64_t sent_total = 0;  // all requests written in the step, warm-up and drain included
+  std::uint64_t in_flight_at_end = 0;               // sent, unanswered when measurement ended
+  std::uint64_t queued_at_end = 0;  // open loop: due, still waiting for a connection
+  std::uint64_t sent_total = 0;     // all requests written in the step, warm-up and drain included
   double measured_s = 0;
-  double requests_per_s = 0;     // successes / measured_s
-  LatencySummary latency;        // over successes only
+  double requests_per_s = 0;  // successes / measured_s
+  LatencySummary latency;     // over successes only
   bool stable = false;
-  int windows_run = 0;           // windows measured before the step ended
+  int windows_run = 0;  // windows measured before the step ended
 };
 
 // Throughput and median of one window of `seconds`.

@@ -29,11 +29,16 @@ std::string TickLabel(double v) {
 std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -88,14 +93,14 @@ std::string RenderCurveSvg(const std::vector<StepResult>& steps, const PlotOptio
   for (double v : xt) {
     svg += "<line x1=\"" + Num(px(v)) + "\" y1=\"" + Num(kTop) + "\" x2=\"" + Num(px(v)) +
            "\" y2=\"" + Num(kTop + kPlotH) + "\" stroke=\"#e5e5e5\"/>\n";
-    svg += "<line x1=\"" + Num(px(v)) + "\" y1=\"" + Num(kTop + kPlotH) + "\" x2=\"" +
-           Num(px(v)) + "\" y2=\"" + Num(kTop + kPlotH + 6) + "\"/>\n";
+    svg += "<line x1=\"" + Num(px(v)) + "\" y1=\"" + Num(kTop + kPlotH) + "\" x2=\"" + Num(px(v)) +
+           "\" y2=\"" + Num(kTop + kPlotH + 6) + "\"/>\n";
     svg += Text(px(v), kTop + kPlotH + 22, TickLabel(v), "middle", 12, " stroke=\"none\"");
   }
   svg += "</g>\n<g id=\"y-axis\" stroke=\"#000\">\n";
   for (double v : yt) {
-    svg += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(py(v)) + "\" x2=\"" +
-           Num(kLeft + kPlotW) + "\" y2=\"" + Num(py(v)) + "\" stroke=\"#e5e5e5\"/>\n";
+    svg += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(py(v)) + "\" x2=\"" + Num(kLeft + kPlotW) +
+           "\" y2=\"" + Num(py(v)) + "\" stroke=\"#e5e5e5\"/>\n";
     svg += "<line x1=\"" + Num(kLeft - 6) + "\" y1=\"" + Num(py(v)) + "\" x2=\"" + Num(kLeft) +
            "\" y2=\"" + Num(py(v)) + "\"/>\n";
     svg += Text(kLeft - 10, py(v) + 4, TickLabel(v), "end", 12, " stroke=\"none\"");
@@ -105,14 +110,15 @@ std::string RenderCurveSvg(const std::vector<StepResult>& steps, const PlotOptio
          "\" height=\"" + Num(kPlotH) + "\" fill=\"none\" stroke=\"#000\"/>\n";
   svg += Text(kLeft + kPlotW / 2, kHeight - 22, "throughput (requests/s)", "middle", 14);
   const std::string cy = Num(kTop + kPlotH / 2);
-  svg += "<text x=\"22\" y=\"" + cy + "\" text-anchor=\"middle\" font-size=\"14\" "
-         "transform=\"rotate(-90 22 " + cy + ")\">latency (ms)</text>\n";
+  svg += "<text x=\"22\" y=\"" + cy +
+         "\" text-anchor=\"middle\" font-size=\"14\" "
+         "transform=\"rotate(-90 22 " +
+         cy + ")\">latency (ms)</text>\n";
 
   if (options.budget_ms > 0) {
     const std::string y = Num(py(options.budget_ms));
     svg += "<line id=\"budget\" x1=\"" + Num(kLeft) + "\" y1=\"" + y + "\" x2=\"" +
-           Num(kLeft + kPlotW) + "\" y2=\"" + y +
-           "\" stroke=\"#555\" stroke-dasharray=\"6 4\"/>\n";
+           Num(kLeft + kPlotW) + "\" y2=\"" + y + "\" stroke=\"#555\" stroke-dasharray=\"6 4\"/>\n";
     svg += Text(kLeft + kPlotW - 6, py(options.budget_ms) - 6,
                 "p" + std::to_string(options.budget_percentile) + " budget " +
                     TickLabel(options.budget_ms) + " ms",
@@ -120,7 +126,11 @@ std::string RenderCurveSvg(const std::vector<StepResult>& steps, const PlotOptio
   }
 
   // Series: a polyline, markers and load labels (p99 above, p50 below).
-  struct Series { const char* name; const char* color; bool p99; };
+  struct Series {
+    const char* name;
+    const char* color;
+    bool p99;
+  };
   for (const Series& series : {Series{"p50", kP50Color, false}, Series{"p99", kP99Color, true}}) {
     std::string points;
     std::string marks;
@@ -130,8 +140,8 @@ std::string RenderCurveSvg(const std::vector<StepResult>& steps, const PlotOptio
       points += Num(x) + "," + Num(y) + " ";
       marks += series.p99 ? "<rect x=\"" + Num(x - 4) + "\" y=\"" + Num(y - 4) +
                                 "\" width=\"8\" height=\"8\" fill=\"" + series.color + "\"/>\n"
-                          : "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) + "\" r=\"4.5\" fill=\"" +
-                                series.color + "\"/>\n";
+                          : "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) +
+                                "\" r=\"4.5\" fill=\"" + series.color + "\"/>\n";
       marks += Text(x + 6, series.p99 ? y - 8 : y + 16, s.label, "start", 11,
                     series.p99 ? " fill=\"#d62728\"" : " fill=\"#1f77b4\"");
     }
@@ -146,8 +156,10 @@ std::string RenderCurveSvg(const std::vector<StepResult>& steps, const PlotOptio
   svg += "<circle cx=\"" + Num(lx + 8) + "\" cy=\"" + Num(ly + 8) + "\" r=\"4.5\" fill=\"" +
          kP50Color + "\"/>\n";
   svg += Text(lx + 20, ly + 12, "p50 latency", "start", 12);
-  svg += "<rect x=\"" + Num(lx + 4) + "\" y=\"" + Num(ly + 26) + "\" width=\"8\" height=\"8\" "
-         "fill=\"" + kP99Color + "\"/>\n";
+  svg += "<rect x=\"" + Num(lx + 4) + "\" y=\"" + Num(ly + 26) +
+         "\" width=\"8\" height=\"8\" "
+         "fill=\"" +
+         kP99Color + "\"/>\n";
   svg += Text(lx + 20, ly + 34, "p99 latency", "start", 12);
   svg += Text(lx, ly + 60, "labels: load of the step", "start", 10, " fill=\"#555\"");
   svg += Text(lx, ly + 74, "(c = concurrency,", "start", 10, " fill=\"#555\"");

@@ -19,11 +19,31 @@ BenchOptions Parse(std::vector<std::string> args) {
 }
 
 TEST(BenchFlags, SweepAndOutputs) {
-  const BenchOptions o = Parse({"--url", "http://10.0.0.1:9000", "--model", "mnv3", "--input",
-                                "cat.jpg", "--concurrency", "1,2,4,8,16", "--duration", "2.5",
-                                "--warmup", "1", "--max-windows", "6", "--json", "o.json",
-                                "--csv", "o.csv", "--plot", "c.svg", "--latency-budget-ms", "100",
-                                "--budget-percentile", "90", "--no-progress"});
+  const BenchOptions o = Parse({"--url",
+                                "http://10.0.0.1:9000",
+                                "--model",
+                                "mnv3",
+                                "--input",
+                                "cat.jpg",
+                                "--concurrency",
+                                "1,2,4,8,16",
+                                "--duration",
+                                "2.5",
+                                "--warmup",
+                                "1",
+                                "--max-windows",
+                                "6",
+                                "--json",
+                                "o.json",
+                                "--csv",
+                                "o.csv",
+                                "--plot",
+                                "c.svg",
+                                "--latency-budget-ms",
+                                "100",
+                                "--budget-percentile",
+                                "90",
+                                "--no-progress"});
   EXPECT_EQ(o.url, "http://10.0.0.1:9000");
   EXPECT_EQ(o.model, "mnv3");
   EXPECT_EQ(o.concurrency, (std::vector<int>{1, 2, 4, 8, 16}));

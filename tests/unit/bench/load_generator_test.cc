@@ -30,7 +30,9 @@ using tcp = asio::ip::tcp;
 class LoopbackServer {
  public:
   LoopbackServer(int error_every, int drop_every, int hang_every = 0)
-      : error_every_(error_every), drop_every_(drop_every), hang_every_(hang_every),
+      : error_every_(error_every),
+        drop_every_(drop_every),
+        hang_every_(hang_every),
         acceptor_(ioc_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
     accept_thread_ = std::thread([this] { AcceptLoop(); });
   }

@@ -45,8 +45,10 @@ BenchReport MakeReport() {
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> out(1);
   for (char c : s) {
-    if (c == sep) out.emplace_back();
-    else out.back() += c;
+    if (c == sep)
+      out.emplace_back();
+    else
+      out.back() += c;
   }
   return out;
 }

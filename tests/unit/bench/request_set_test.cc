@@ -1,11 +1,10 @@
 #include "bench/request_set.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 namespace inferd::bench {
 namespace {
@@ -83,9 +82,9 @@ TEST(Prepare, V2BinaryHeaderLengthFoundOrGiven) {
   BenchOptions o = Options(RequestForm::kV2Binary);
   auto r = RequestSet::Prepare(o, Url(), "req.bin", body);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_NE(r->bytes.find("Inference-Header-Content-Length: " + std::to_string(json.size()) +
-                          "\r\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r->bytes.find("Inference-Header-Content-Length: " + std::to_string(json.size()) + "\r\n"),
+      std::string::npos)
       << r->bytes;
   o.header_length = 3;
   r = RequestSet::Prepare(o, Url(), "req.bin", body);

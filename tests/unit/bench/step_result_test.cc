@@ -10,8 +10,14 @@ namespace {
 TEST(SummarizeSamples, FailuresAreCountedNotTimed) {
   const TimePoint t0{};
   std::vector<Sample> samples = {
-      {t0, 10, 200}, {t0, 20, 200}, {t0, 30, 201}, {t0, 0.1, 503},
-      {t0, 0.2, 503}, {t0, 5, 404}, {t0, 1, kConnectionError}, {t0, 30000, kTimeout},
+      {t0, 10, 200},
+      {t0, 20, 200},
+      {t0, 30, 201},
+      {t0, 0.1, 503},
+      {t0, 0.2, 503},
+      {t0, 5, 404},
+      {t0, 1, kConnectionError},
+      {t0, 30000, kTimeout},
   };
   StepResult step;
   SummarizeSamples(samples, 2.0, &step);
