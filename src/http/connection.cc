@@ -3,7 +3,10 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
+#include <sys/socket.h>
+
 #include <array>
+#include <cerrno>
 
 #include "http/json_body.h"
 #include "http/json_writer.h"
@@ -193,16 +196,21 @@ void Connection::Dispatch() {
 }
 
 void Connection::WatchForClose() {
-  // Readable while serving = the client closed (or pipelined its next request).
+  // Readable while serving = the client closed, reset, or pipelined its next
+  // request; readiness can also be stale (an edge already consumed by the
+  // request's own read), so a peek decides and a stale wake-up re-arms.
   stream_.socket().async_wait(
       net::ip::tcp::socket::wait_read,
       [self = shared_from_this(), serving = serving_](beast::error_code ec) {
         if (ec || !self->busy_ || serving != self->serving_) return;
-        beast::error_code avail_ec;
-        size_t n = self->stream_.socket().available(avail_ec);
-        if (avail_ec || n == 0) {
-          if (self->cancelled_) self->cancelled_->store(true);
+        char byte;
+        ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1,
+                           MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0) return;  // a pipelined request: not a close
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+          return self->WatchForClose();
         }
+        if (self->cancelled_) self->cancelled_->store(true);  // EOF or error
       });
 }
 

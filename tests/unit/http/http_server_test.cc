@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "backend/fake/fake_backend.h"
 #include "http_test_client.h"
@@ -52,10 +53,12 @@ class HttpServerTest : public ::testing::Test {
     fs::remove_all(store_);
   }
 
-  std::unique_ptr<HttpServer> StartServer(HttpServer::Role role, size_t body_limit) {
+  std::unique_ptr<HttpServer> StartServer(HttpServer::Role role, size_t body_limit,
+                                          int threads = 1) {
     HttpServer::Options o;
     o.role = role;
     o.body_limit = body_limit;
+    o.threads = threads;
     HttpServer::Services s{repo_.get(), &registry_, [this] { return ready_.load(); }};
     auto server = HttpServer::Create(o, s);
     EXPECT_TRUE(server.ok()) << server.status().ToString();
@@ -291,6 +294,26 @@ TEST_F(HttpServerTest, UnknownModelsAndVersionsDoNotGrowTheLabels) {
   EXPECT_EQ(r.body.find("\"77\""), std::string::npos) << r.body;
   EXPECT_NE(r.body.find(R"(inferd_requests_total{code="404",model=""} 1)"), std::string::npos);
   EXPECT_NE(r.body.find(R"(inferd_requests_total{code="404",model="echo"} 1)"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, SeveralNetworkThreadsServeSeveralConnections) {
+  auto server = StartServer(HttpServer::Role::kInference, 1 << 20, /*threads=*/3);
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      TestClient c(server->port());
+      for (int i = 0; i < 25; ++i) {
+        std::string body = "[" + std::to_string(t) + "," + std::to_string(i) + "]";
+        auto r = c.Send("POST", "/predictions/echo", body);
+        if (r.status == 200 && r.body == body) ++ok;
+        else ADD_FAILURE() << body << " -> " << r.status << " " << r.body;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 100);
+  server->Stop();
 }
 
 TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
