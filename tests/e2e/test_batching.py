@@ -223,6 +223,33 @@ def test_deadline_in_queue_answers_504(batch_server, batch_store):
     assert dropped - dropped0 == 1, f"inferd_rejected_total{{reason=deadline}} moved by {dropped - dropped0}"
 
 
+def test_priority_overtakes_queued_requests(batch_server, batch_store):
+    """v2 `priority` (lower runs first, 0 the default): a default-priority
+    request sent behind queued priority-5 ones runs before most of them."""
+    s = batch_server
+    ref = slow_reference(batch_store, "deadline_slow", SLOW_ITERATIONS)
+    done = {}
+
+    def fire(i):
+        if i == 6:
+            wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "low-priority requests queued")
+        params = {"priority": 5} if i < 6 else {}
+        body = {"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                            "data": [SLOW_ITERATIONS]}], "parameters": params}
+        r = post(s.http, "/v2/models/deadline_slow/infer", body)
+        done[i] = time.monotonic()
+        return r
+
+    results = run_concurrently(7, fire)
+    for i, r in enumerate(results):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i}")
+    after = sum(1 for i in range(6) if done[i] > done[6])
+    assert after >= 2, (f"the default-priority request finished after {6 - after} of the 6 "
+                        f"priority-5 ones (3+ were queued when it came): it did not overtake them")
+
+
 def slow_reference(store, model, iterations):
     with torch.inference_mode():
         return load_reference(store, model)(torch.tensor([[iterations]]))

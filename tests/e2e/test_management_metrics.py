@@ -143,3 +143,25 @@ def test_metrics_text_is_prometheus(main_server):
     for line in text.splitlines():
         if line.startswith("# TYPE"):
             assert line.split()[3] in ("counter", "gauge", "histogram", "summary", "untyped"), line
+
+
+def test_v2_repository_extension(mgmt_server):
+    """POST /v2/repository/index lists the models with their state; unload and
+    load through /v2/repository/models/{m}/unload|load."""
+    s = mgmt_server
+    r = post(s.management, "/v2/repository/index", {})
+    assert r.status == 200, r
+    index = {m["name"]: m for m in r.json()}
+    assert index["tiny_cnn"]["state"] == "READY", index
+    r = post(s.management, "/v2/repository/models/tiny_cnn/unload", {})
+    assert r.status == 200, r
+    r = infer_json(s.http, "tiny_cnn", [("image", torch.zeros(1, 1, 8, 8))])
+    assert r.status in (503, 404) and "tiny_cnn" in r.error(), r
+    index = {m["name"]: m for m in post(s.management, "/v2/repository/index", {}).json()}
+    assert index["tiny_cnn"]["state"] != "READY", index
+    r = post(s.management, "/v2/repository/models/tiny_cnn/load", {})
+    assert r.status == 200, r
+    r = infer_json(s.http, "tiny_cnn", [("image", torch.zeros(1, 1, 8, 8))])
+    assert r.status == 200, r
+    r = post(s.management, "/v2/repository/index", {"ready": True})
+    assert {m["name"] for m in r.json()} >= {"tiny_cnn", "identity_fp32"}, r
