@@ -109,6 +109,22 @@ def tensor_from_bytes(datatype, shape, data):
     return t.reshape(shape).clone()
 
 
+def bytes_elements(items):
+    """BYTES tensor bytes: each element as a 4-byte little-endian length + bytes."""
+    return b"".join(len(b).to_bytes(4, "little") + b for b in items)
+
+
+def split_bytes_elements(data, shape):
+    out, at = [], 0
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 4], "little")
+        out.append(data[at + 4:at + 4 + n])
+        at += 4 + n
+    assert at == len(data) and len(out) == int(np.prod(shape)), \
+        f"BYTES {shape}: {len(out)} elements in {len(data)} bytes"
+    return out
+
+
 def tensor_from_json(datatype, shape, data):
     dtype = TORCH_DTYPES[datatype]
     flat = list(_flatten(data))
@@ -195,8 +211,16 @@ def parse_infer_response(resp):
             assert "data" not in out, f"output {name} has both data and binary_data_size"
             assert offset + size <= len(rest), \
                 f"output {name}: binary_data_size {size} past the body ({len(rest)} binary bytes)"
-            outputs[name] = tensor_from_bytes(datatype, shape, rest[offset:offset + size])
+            part = rest[offset:offset + size]
+            outputs[name] = (split_bytes_elements(part, shape) if datatype == "BYTES"
+                             else tensor_from_bytes(datatype, shape, part))
             offset += size
+        elif datatype == "BYTES":
+            # A flat list of strings (kept as a list: torch has no string tensors).
+            flat = list(_flatten(out["data"]))
+            assert len(flat) == int(np.prod(shape)) and all(isinstance(v, str) for v in flat), \
+                f"output {name}: BYTES {shape} as JSON strings: {out['data']!r:.200}"
+            outputs[name] = flat
         else:
             outputs[name] = tensor_from_json(datatype, shape, out["data"])
     assert offset == len(rest), f"{len(rest) - offset} unclaimed bytes after the binary outputs"

@@ -18,7 +18,8 @@ import pytest
 import torch
 
 from conftest import load_reference, stop_and_check
-from inferd_e2e import assert_same, call, infer_binary, infer_json, parse_infer_response
+from inferd_e2e import (assert_same, bytes_elements, call, infer_binary, infer_json,
+                        parse_infer_response)
 
 MODELS = ["digits_cnn", "resnet18", "mobilenet_v3_small"]
 
@@ -130,6 +131,42 @@ def test_digits_png_through_preprocess(digits_raw_server, digits_test_set, examp
     with open(os.path.join(out_dir, "e2e_digits_png_accuracy.json"), "w") as f:
         json.dump({"model": "digits_cnn", "test_size": len(files), "accuracy_from_png": round(acc, 6),
                    "inputs": "samples/*.png as raw bodies on POST /predictions/digits_cnn"}, f)
+
+
+@pytest.mark.parametrize("binary_scores", [False, True])
+def test_digits_png_batch_as_v2_bytes(digits_raw_server, digits_test_set, example_store,
+                                      binary_scores):
+    """Eight PNGs as one v2 BYTES input (binary extension): labels and scores
+    [8, 3] come back, the first label of each item PyTorch's argmax."""
+    _, labels, py_logits = digits_test_set
+    with open(os.path.join(example_store, "digits_cnn", "test_set.json")) as f:
+        files = json.load(f)["files"]
+    for start in (0, 8, 440):
+        pngs = []
+        for name in files[start:start + 8]:
+            with open(os.path.join(example_store, "digits_cnn", "samples", name), "rb") as f:
+                pngs.append(f.read())
+        blob = bytes_elements(pngs)
+        head = {"inputs": [{"name": "image", "datatype": "BYTES", "shape": [len(pngs)],
+                            "parameters": {"binary_data_size": len(blob)}}],
+                "outputs": [{"name": "labels"},
+                            {"name": "scores", "parameters": {"binary_data": binary_scores}}]}
+        header = json.dumps(head).encode()
+        r = call(digits_raw_server.http, "POST", "/v2/models/digits_cnn/infer", header + blob,
+                 headers={"Inference-Header-Content-Length": str(len(header)),
+                          "Content-Type": "application/octet-stream"})
+        doc, out = parse_infer_response(r)
+        n = len(pngs)
+        shapes = {o["name"]: o["shape"] for o in doc["outputs"]}
+        assert shapes == {"labels": [n, 3], "scores": [n, 3]}, doc["outputs"]
+        top = [int(out["labels"][i * 3]) for i in range(n)]
+        want = py_logits[start:start + n].argmax(1).tolist()
+        assert top == want, f"items {start}..{start + n - 1}: top labels {top}, PyTorch {want}"
+        scores = out["scores"]
+        assert bool((scores[:, :-1] >= scores[:, 1:]).all()), f"scores not descending: {scores}"
+        # topk softmaxes the logits first: the scores are PyTorch's softmax, top 3.
+        ref = torch.softmax(py_logits[start:start + n], 1).topk(3, 1).values
+        assert_same(scores, ref, rtol=1e-5, what="top-3 scores")
 
 
 @pytest.mark.parametrize("model", ["resnet18", "mobilenet_v3_small"])
