@@ -12,7 +12,7 @@ reads TEST_MODELS to check its stamp first).
   thrower        x FP32 [-1] -> x * 2; raises ValueError("negative input") if
                  any element is negative
   slow           iterations INT64 [1] -> FP32 [1]: that many 256x256 matrix
-                 products (about 0.3 ms each), for deadline and queue tests
+                 products (0.3-1 ms each here), for deadline and queue tests
   unfreezable    x FP32 [-1] -> x + 1, from a module torch.jit.freeze rejects
                  (it reassigns an interface attribute in forward)
   tiny_cnn       image FP32 [1,8,8] -> logits FP32 [10] (a seeded conv net)
