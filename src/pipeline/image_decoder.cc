@@ -1,9 +1,8 @@
 #include "pipeline/image_decoder.h"
 
-#include <string>
-
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <string>
 
 #include "pipeline/jpeg_decoder.h"
 
@@ -18,7 +17,8 @@ cv::Mat ToLuma(const cv::Mat& color, bool bgr) {
     const uint8_t* in = color.ptr<uint8_t>(y);
     uint8_t* out = gray.ptr<uint8_t>(y);
     for (int x = 0; x < color.cols; ++x, in += step) {
-      out[x] = static_cast<uint8_t>((in[r] * 19595u + in[1] * 38470u + in[b] * 7471u + 0x8000u) >> 16);
+      out[x] =
+          static_cast<uint8_t>((in[r] * 19595u + in[1] * 38470u + in[b] * 7471u + 0x8000u) >> 16);
     }
   }
   return gray;

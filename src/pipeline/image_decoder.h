@@ -17,9 +17,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
-
 #include <opencv2/core.hpp>
+#include <string_view>
 
 #include "common/status.h"
 #include "pipeline/image_header.h"
@@ -32,8 +31,8 @@ struct DecodeOptions {
 };
 
 struct DecodedImage {
-  ImageInfo info;  // as the header says (before EXIF rotation)
-  cv::Mat pixels;  // CV_8UC4 (RGBX or BGRX) or CV_8UC1, after EXIF rotation
+  ImageInfo info;    // as the header says (before EXIF rotation)
+  cv::Mat pixels;    // CV_8UC4 (RGBX or BGRX) or CV_8UC1, after EXIF rotation
   bool bgr = false;  // colour pixels are in B,G,R,X order
 };
 

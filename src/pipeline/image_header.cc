@@ -19,7 +19,8 @@ Status CutShort(ImageFormat format) {
 // EXIF orientation from an APP1 segment body ("Exif\0\0" + TIFF): 1..8,
 // 1 when the tag is absent, 0 when the segment is not EXIF (e.g. XMP).
 int ExifOrientation(const unsigned char* p, size_t n) {
-  if (n < 14 || std::string_view(reinterpret_cast<const char*>(p), 6) != std::string_view("Exif\0\0", 6)) {
+  if (n < 14 ||
+      std::string_view(reinterpret_cast<const char*>(p), 6) != std::string_view("Exif\0\0", 6)) {
     return 0;
   }
   const unsigned char* tiff = p + 6;
@@ -61,7 +62,8 @@ StatusOr<ImageInfo> ProbeJpeg(const unsigned char* p, size_t n) {
     if (marker == 0xD9) return InvalidArgument("JPEG image has no scan data");
     if (pos + 2 > n) return CutShort(info.format);
     size_t length = Be16(p + pos);
-    if (length < 2) return InvalidArgument("corrupt JPEG image: segment length " + std::to_string(length));
+    if (length < 2)
+      return InvalidArgument("corrupt JPEG image: segment length " + std::to_string(length));
     if (marker == 0xE1 && pos + length <= n) {
       if (int o = ExifOrientation(p + pos + 2, length - 2)) info.orientation = o;
     }
@@ -148,10 +150,14 @@ StatusOr<ImageInfo> ProbeWebp(const unsigned char* p, size_t n) {
 
 std::string_view ImageFormatName(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "JPEG";
-    case ImageFormat::kPng: return "PNG";
-    case ImageFormat::kBmp: return "BMP";
-    case ImageFormat::kWebp: return "WebP";
+    case ImageFormat::kJpeg:
+      return "JPEG";
+    case ImageFormat::kPng:
+      return "PNG";
+    case ImageFormat::kBmp:
+      return "BMP";
+    case ImageFormat::kWebp:
+      return "WebP";
   }
   return "?";
 }
@@ -160,11 +166,16 @@ bool SniffImageFormat(std::string_view bytes, ImageFormat* format) {
   auto starts = [&](std::string_view magic, size_t at = 0) {
     return bytes.size() >= at + magic.size() && bytes.substr(at, magic.size()) == magic;
   };
-  if (starts("\xFF\xD8\xFF")) *format = ImageFormat::kJpeg;
-  else if (starts("\x89PNG\r\n\x1A\n")) *format = ImageFormat::kPng;
-  else if (starts("BM") && bytes.size() >= 14) *format = ImageFormat::kBmp;
-  else if (starts("RIFF") && starts("WEBP", 8)) *format = ImageFormat::kWebp;
-  else return false;
+  if (starts("\xFF\xD8\xFF"))
+    *format = ImageFormat::kJpeg;
+  else if (starts("\x89PNG\r\n\x1A\n"))
+    *format = ImageFormat::kPng;
+  else if (starts("BM") && bytes.size() >= 14)
+    *format = ImageFormat::kBmp;
+  else if (starts("RIFF") && starts("WEBP", 8))
+    *format = ImageFormat::kWebp;
+  else
+    return false;
   return true;
 }
 
@@ -176,10 +187,14 @@ StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {
   }
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   switch (format) {
-    case ImageFormat::kJpeg: return ProbeJpeg(p, bytes.size());
-    case ImageFormat::kPng: return ProbePng(p, bytes.size());
-    case ImageFormat::kBmp: return ProbeBmp(p, bytes.size());
-    case ImageFormat::kWebp: return ProbeWebp(p, bytes.size());
+    case ImageFormat::kJpeg:
+      return ProbeJpeg(p, bytes.size());
+    case ImageFormat::kPng:
+      return ProbePng(p, bytes.size());
+    case ImageFormat::kBmp:
+      return ProbeBmp(p, bytes.size());
+    case ImageFormat::kWebp:
+      return ProbeWebp(p, bytes.size());
   }
   return InvalidArgument("unsupported image format");
 }

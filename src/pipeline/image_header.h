@@ -4,9 +4,8 @@
 //
 // Understands JPEG (SOFn), PNG (IHDR), BMP (DIB header) and WebP (VP8, VP8L,
 // VP8X). For JPEG it also reports whether an end-of-image marker follows the
-// first scan, and its EXIF orientation: libjpeg decodes a truncated file into a half-grey picture with a
-// warning, so truncation has to be caught here.
-// Pure functions; thread-safe.
+// first scan, and its EXIF orientation: libjpeg decodes a truncated file into a half-grey picture
+// with a warning, so truncation has to be caught here. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -52,7 +52,8 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
   } else if (config.color == "grayscale" || config.color == "gray") {
     p->channels_ = 1;
   } else {
-    return InvalidArgument(where + "color: expected rgb, bgr or grayscale, got '" + config.color + "'");
+    return InvalidArgument(where + "color: expected rgb, bgr or grayscale, got '" + config.color +
+                           "'");
   }
   if (input.dtype != DataType::kFp32 && input.dtype != DataType::kBf16) {
     return InvalidArgument(where + "datatype must be FP32 or BF16, got " +
@@ -61,7 +62,8 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
   p->dtype_ = input.dtype;
   if (input.dims.size() != 3 || (input.dims[0] != -1 && input.dims[0] != p->channels_)) {
     return InvalidArgument(where + "shape must be [" + std::to_string(p->channels_) +
-                           ", H, W] for color " + config.color + ", got " + ShapeToString(input.dims));
+                           ", H, W] for color " + config.color + ", got " +
+                           ShapeToString(input.dims));
   }
   p->spec_height_ = input.dims[1];
   p->spec_width_ = input.dims[2];
@@ -81,9 +83,12 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
   }
   auto per_channel = [&](const std::vector<float>& v, float fallback, const char* key,
                          std::vector<float>* out) -> Status {
-    if (v.empty()) out->assign(p->channels_, fallback);
-    else if (v.size() == 1) out->assign(p->channels_, v[0]);
-    else if (static_cast<int>(v.size()) == p->channels_) *out = v;
+    if (v.empty())
+      out->assign(p->channels_, fallback);
+    else if (v.size() == 1)
+      out->assign(p->channels_, v[0]);
+    else if (static_cast<int>(v.size()) == p->channels_)
+      *out = v;
     else {
       return InvalidArgument(where + key + ": expected 1 or " + std::to_string(p->channels_) +
                              " values, got " + std::to_string(v.size()));
@@ -101,7 +106,8 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
     if (std[c] == 0.0f) return InvalidArgument(where + "std must not be 0");
     for (int v = 0; v < 256; ++v) {
       const int x = config.invert ? 255 - v : v;
-      const float scaled = divide ? static_cast<float>(x) / 255.0f : static_cast<float>(x) * config.scale;
+      const float scaled =
+          divide ? static_cast<float>(x) / 255.0f : static_cast<float>(x) * config.scale;
       p->lut_[c][v] = (scaled - mean[c]) / std[c];
       p->lut16_[c][v] = ToBf16(p->lut_[c][v]);
     }
@@ -111,7 +117,8 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
 
 Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
-    return PayloadTooLarge("image payload of " + std::to_string(bytes.size()) + " bytes is too large");
+    return PayloadTooLarge("image payload of " + std::to_string(bytes.size()) +
+                           " bytes is too large");
   }
   DecodeOptions options;
   options.max_pixels = config_.max_pixels;
@@ -124,10 +131,11 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   if (config_.width > 0) {
     rw = config_.width;
     rh = config_.height;
-  } else if (config_.resize > 0) {  // torchvision: shorter side = resize, long = int(resize*long/short)
+  } else if (config_.resize >
+             0) {  // torchvision: shorter side = resize, long = int(resize*long/short)
     const int64_t shorter = std::min(w, h), longer = std::max(w, h);
-    const int64_t new_long =
-        static_cast<int64_t>(static_cast<double>(config_.resize * longer) / static_cast<double>(shorter));
+    const int64_t new_long = static_cast<int64_t>(static_cast<double>(config_.resize * longer) /
+                                                  static_cast<double>(shorter));
     if (new_long > INT_MAX) return PayloadTooLarge("image aspect ratio too extreme: " + Dims(w, h));
     rw = w <= h ? config_.resize : static_cast<int>(new_long);
     rh = w <= h ? static_cast<int>(new_long) : config_.resize;
@@ -135,8 +143,8 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   const int cw = config_.center_crop > 0 ? config_.center_crop : rw;
   const int ch = config_.center_crop > 0 ? config_.center_crop : rh;
   if ((spec_height_ != -1 && ch != spec_height_) || (spec_width_ != -1 && cw != spec_width_)) {
-    return InvalidArgument("image is " + Dims(cw, ch) + " after preprocessing (decoded " + Dims(w, h) +
-                           ") but input '" + input_name_ + "' takes " +
+    return InvalidArgument("image is " + Dims(cw, ch) + " after preprocessing (decoded " +
+                           Dims(w, h) + ") but input '" + input_name_ + "' takes " +
                            Dims(static_cast<int>(spec_width_), static_cast<int>(spec_height_)));
   }
   if (static_cast<int64_t>(cw) * ch > config_.max_pixels) {
@@ -203,17 +211,18 @@ StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& ima
     Status st = Transform(images[i], &items[i]);
     if (!st.ok()) return images.size() > 1 ? st.WithContext("item " + std::to_string(i)) : st;
     if (items[i].width != items[0].width || items[i].height != items[0].height) {
-      return InvalidArgument("item " + std::to_string(i) + " is " + Dims(items[i].width, items[i].height) +
-                             " after preprocessing but item 0 is " +
-                             Dims(items[0].width, items[0].height) +
-                             "; set preprocess.center_crop or width/height to batch them");
+      return InvalidArgument(
+          "item " + std::to_string(i) + " is " + Dims(items[i].width, items[i].height) +
+          " after preprocessing but item 0 is " + Dims(items[0].width, items[0].height) +
+          "; set preprocess.center_crop or width/height to batch them");
     }
   }
   if (items.empty()) return InvalidArgument("no image in the request");
   const Image8& first = items[0];
   Tensor tensor = Tensor::Allocate(
       dtype_, {static_cast<int64_t>(items.size()), channels_, first.height, first.width});
-  const size_t item_bytes = static_cast<size_t>(channels_) * first.height * first.width * DataTypeSize(dtype_);
+  const size_t item_bytes =
+      static_cast<size_t>(channels_) * first.height * first.width * DataTypeSize(dtype_);
   for (size_t i = 0; i < items.size(); ++i) Write(items[i], tensor.mutable_data() + i * item_bytes);
   return tensor;
 }

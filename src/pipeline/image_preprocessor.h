@@ -56,8 +56,8 @@ class ImagePreprocessor {
   std::string input_name_;
   DataType dtype_ = DataType::kFp32;
   int channels_ = 3;
-  int64_t spec_height_ = -1, spec_width_ = -1;  // -1 = any
-  std::vector<std::array<float, 256>> lut_;     // per output channel: uint8 -> value
+  int64_t spec_height_ = -1, spec_width_ = -1;    // -1 = any
+  std::vector<std::array<float, 256>> lut_;       // per output channel: uint8 -> value
   std::vector<std::array<uint16_t, 256>> lut16_;  // the same as bf16 bits
 };
 

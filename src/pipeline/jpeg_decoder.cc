@@ -4,8 +4,9 @@
 #include <cstdio>
 #include <string>
 
-#include <jpeglib.h>
+// libjpeg's headers need <cstdio> (FILE, size_t) before them.
 #include <jerror.h>
+#include <jpeglib.h>
 
 namespace inferd::pipeline {
 namespace {
@@ -63,7 +64,8 @@ Outcome Decode(const unsigned char* data, size_t size, bool rgbx, cv::Mat* out, 
   while (cinfo.output_scanline < cinfo.output_height) {
     const unsigned left = cinfo.output_height - cinfo.output_scanline;
     const unsigned n = left < 16 ? left : 16;
-    for (unsigned i = 0; i < n; ++i) rows[i] = out->ptr<unsigned char>(static_cast<int>(cinfo.output_scanline + i));
+    for (unsigned i = 0; i < n; ++i)
+      rows[i] = out->ptr<unsigned char>(static_cast<int>(cinfo.output_scanline + i));
     jpeg_read_scanlines(&cinfo, rows, n);
   }
   jpeg_finish_decompress(&cinfo);
@@ -76,11 +78,16 @@ Outcome Decode(const unsigned char* data, size_t size, bool rgbx, cv::Mat* out, 
 StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes, bool rgbx) {
   cv::Mat out;
   ErrorManager err;
-  switch (Decode(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), rgbx, &out, &err)) {
-    case Outcome::kOk: return out;
-    case Outcome::kTruncated: return InvalidArgument("truncated JPEG image: the data ends before the last scan");
-    case Outcome::kUnsupportedColor: return FailedPrecondition("CMYK JPEG");
-    case Outcome::kError: break;
+  switch (Decode(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), rgbx, &out,
+                 &err)) {
+    case Outcome::kOk:
+      return out;
+    case Outcome::kTruncated:
+      return InvalidArgument("truncated JPEG image: the data ends before the last scan");
+    case Outcome::kUnsupportedColor:
+      return FailedPrecondition("CMYK JPEG");
+    case Outcome::kError:
+      break;
   }
   return InvalidArgument(std::string("cannot decode JPEG image: ") + err.message);
 }
@@ -88,14 +95,32 @@ StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes, bool rgbx) {
 cv::Mat ApplyOrientation(const cv::Mat& image, int orientation) {
   cv::Mat out;
   switch (orientation) {
-    case 2: cv::flip(image, out, 1); return out;
-    case 3: cv::flip(image, out, -1); return out;
-    case 4: cv::flip(image, out, 0); return out;
-    case 5: cv::transpose(image, out); return out;
-    case 6: cv::transpose(image, out); cv::flip(out, out, 1); return out;  // 90 degrees clockwise
-    case 7: cv::transpose(image, out); cv::flip(out, out, -1); return out;
-    case 8: cv::transpose(image, out); cv::flip(out, out, 0); return out;  // 90 degrees counter-clockwise
-    default: return image;
+    case 2:
+      cv::flip(image, out, 1);
+      return out;
+    case 3:
+      cv::flip(image, out, -1);
+      return out;
+    case 4:
+      cv::flip(image, out, 0);
+      return out;
+    case 5:
+      cv::transpose(image, out);
+      return out;
+    case 6:
+      cv::transpose(image, out);
+      cv::flip(out, out, 1);
+      return out;  // 90 degrees clockwise
+    case 7:
+      cv::transpose(image, out);
+      cv::flip(out, out, -1);
+      return out;
+    case 8:
+      cv::transpose(image, out);
+      cv::flip(out, out, 0);
+      return out;  // 90 degrees counter-clockwise
+    default:
+      return image;
   }
 }
 

@@ -11,9 +11,8 @@
 // Pure functions; thread-safe.
 #pragma once
 
-#include <string_view>
-
 #include <opencv2/core.hpp>
+#include <string_view>
 
 #include "common/status.h"
 

@@ -15,10 +15,17 @@ namespace {
 
 bool IsImageMediaType(const std::string& media) {
   static const char* const kAccepted[] = {
-      "",           "application/octet-stream", "application/x-www-form-urlencoded",
-      "image/jpeg", "image/jpg",                "image/pjpeg",
-      "image/png",  "image/bmp",                "image/x-ms-bmp",
-      "image/x-bmp", "image/webp",
+      "",
+      "application/octet-stream",
+      "application/x-www-form-urlencoded",
+      "image/jpeg",
+      "image/jpg",
+      "image/pjpeg",
+      "image/png",
+      "image/bmp",
+      "image/x-ms-bmp",
+      "image/x-bmp",
+      "image/webp",
   };
   for (const char* a : kAccepted) {
     if (media == a) return true;
@@ -60,8 +67,7 @@ std::string ItemContext(size_t i, size_t n) { return n > 1 ? "item " + std::to_s
 
 using PreprocessHook = std::function<Status(scheduler::InferenceRequest&)>;
 
-StatusOr<PreprocessHook> MakeImageHook(
-    const config::ModelConfig& config) {
+StatusOr<PreprocessHook> MakeImageHook(const config::ModelConfig& config) {
   if (config.inputs.size() != 1) {
     return FailedPrecondition("preprocess (image): the model must have exactly one input, it has " +
                               std::to_string(config.inputs.size()));
@@ -88,8 +94,10 @@ StatusOr<PreprocessHook> MakeImageHook(
   });
 }
 
-StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config, const std::string& model_dir) {
-  ASSIGN_OR_RETURN(std::unique_ptr<TextPreprocessor> created, TextPreprocessor::Create(config, model_dir));
+StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config,
+                                      const std::string& model_dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<TextPreprocessor> created,
+                   TextPreprocessor::Create(config, model_dir));
   std::shared_ptr<const TextPreprocessor> pre = std::move(created);
   return PreprocessHook([pre](scheduler::InferenceRequest& request) -> Status {
     const size_t n = request.raw.size();
@@ -97,8 +105,9 @@ StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config, const s
     std::vector<std::string_view> texts(n);
     for (size_t i = 0; i < n; ++i) {
       auto payload = UnwrapPayload(request.raw[i], &storage[i]);
-      Status st = payload.ok() ? CheckTextMediaType(payload->media_type, request.raw[i].content_type)
-                               : payload.status();
+      Status st = payload.ok()
+                      ? CheckTextMediaType(payload->media_type, request.raw[i].content_type)
+                      : payload.status();
       if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
       texts[i] = payload->bytes;
     }

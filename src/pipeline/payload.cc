@@ -1,10 +1,10 @@
 #include "pipeline/payload.h"
 
+#include <simdjson.h>
+
 #include <array>
 #include <cctype>
 #include <optional>
-
-#include <simdjson.h>
 
 namespace inferd::pipeline {
 namespace {
@@ -17,7 +17,8 @@ std::string Lower(std::string_view s) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -46,7 +47,8 @@ struct Part {
 
 StatusOr<Payload> UnwrapMultipart(std::string_view content_type, std::string_view body) {
   const std::string boundary = Parameter(content_type, "boundary");
-  if (boundary.empty()) return InvalidArgument("multipart/form-data body without a boundary parameter");
+  if (boundary.empty())
+    return InvalidArgument("multipart/form-data body without a boundary parameter");
   const std::string delimiter = "--" + boundary;
   size_t pos = body.find(delimiter);
   if (pos == std::string_view::npos) return InvalidArgument("multipart body: boundary not found");
@@ -56,16 +58,19 @@ StatusOr<Payload> UnwrapMultipart(std::string_view content_type, std::string_vie
     pos += delimiter.size();
     if (body.substr(pos, 2) == "--") break;  // closing delimiter
     size_t headers_start = body.find("\r\n", pos);
-    if (headers_start == std::string_view::npos) return InvalidArgument("multipart body is truncated");
+    if (headers_start == std::string_view::npos)
+      return InvalidArgument("multipart body is truncated");
     headers_start += 2;
     size_t headers_end = body.find("\r\n\r\n", headers_start - 2);  // a part may have no headers
-    size_t next = headers_end == std::string_view::npos ? headers_end
-                                                         : body.find("\r\n" + delimiter, headers_end + 4);
+    size_t next = headers_end == std::string_view::npos
+                      ? headers_end
+                      : body.find("\r\n" + delimiter, headers_end + 4);
     if (next == std::string_view::npos) return InvalidArgument("multipart body is truncated");
     Part part;
     part.body = body.substr(headers_end + 4, next - headers_end - 4);
-    std::string_view headers =
-        headers_end > headers_start ? body.substr(headers_start, headers_end - headers_start) : std::string_view();
+    std::string_view headers = headers_end > headers_start
+                                   ? body.substr(headers_start, headers_end - headers_start)
+                                   : std::string_view();
     while (!headers.empty()) {
       size_t eol = headers.find("\r\n");
       std::string_view line = headers.substr(0, eol);
@@ -99,7 +104,8 @@ StatusOr<Payload> UnwrapJson(std::string_view body, std::string* storage) {
     return InvalidArgument(std::string("JSON body: ") + simdjson::error_message(error));
   }
   simdjson::dom::object object;
-  if (doc.get(object)) return InvalidArgument("JSON body: expected an object with \"b64\" or \"text\"");
+  if (doc.get(object))
+    return InvalidArgument("JSON body: expected an object with \"b64\" or \"text\"");
   std::string_view value;
   for (const char* key : {"b64", "data"}) {
     if (!object[key].get(value)) {
@@ -125,7 +131,8 @@ StatusOr<std::string> DecodeBase64(std::string_view text) {
     std::array<int8_t, 256> t;
     t.fill(-1);
     const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    for (int i = 0; i < 64; ++i)
+      t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
     t['-'] = 62;
     t['_'] = 63;
     return t;

@@ -92,7 +92,8 @@ void HorizontalRow(const uint8_t* row, const AxisCoefficients& c, int channels, 
 // 4 interleaved channels (RGBX): one pixel is one vector of 4 int32 lanes, so
 // each tap is one widen + multiply + add for all channels. Same integers as
 // the scalar code, so the same bytes.
-__attribute__((target("sse4.1"))) void HorizontalRow4Sse41(const uint8_t* row, const AxisCoefficients& c,
+__attribute__((target("sse4.1"))) void HorizontalRow4Sse41(const uint8_t* row,
+                                                           const AxisCoefficients& c,
                                                            uint8_t* out) {
   const int n = static_cast<int>(c.first.size());
   const __m128i half = _mm_set1_epi32(1 << (kPrecisionBits - 1));
@@ -121,13 +122,16 @@ bool HaveSse41() {
 #endif
 
 // acc[x] += row[x] * w over one row; the vertical pass's inner loop.
-__attribute__((target_clones("default", "sse4.1", "avx2"))) void AccumulateRow(int32_t* acc, const uint8_t* row,
-                                                                              int32_t w, size_t n) {
+__attribute__((target_clones("default", "sse4.1", "avx2"))) void AccumulateRow(int32_t* acc,
+                                                                               const uint8_t* row,
+                                                                               int32_t w,
+                                                                               size_t n) {
   for (size_t x = 0; x < n; ++x) acc[x] += row[x] * w;
 }
 
-__attribute__((target_clones("default", "sse4.1", "avx2"))) void StoreRow(uint8_t* out, const int32_t* acc,
-                                                                         size_t n) {
+__attribute__((target_clones("default", "sse4.1", "avx2"))) void StoreRow(uint8_t* out,
+                                                                          const int32_t* acc,
+                                                                          size_t n) {
   for (size_t x = 0; x < n; ++x) {
     const int32_t v = acc[x] >> kPrecisionBits;
     out[x] = static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -139,10 +143,18 @@ void Horizontal(const uint8_t* row, const AxisCoefficients& c, int channels, uin
   if (channels == 4 && HaveSse41()) return HorizontalRow4Sse41(row, c, out);
 #endif
   switch (channels) {
-    case 1: HorizontalRow<1>(row, c, channels, out); break;
-    case 3: HorizontalRow<3>(row, c, channels, out); break;
-    case 4: HorizontalRow<4>(row, c, channels, out); break;
-    default: HorizontalRow<0>(row, c, channels, out); break;
+    case 1:
+      HorizontalRow<1>(row, c, channels, out);
+      break;
+    case 3:
+      HorizontalRow<3>(row, c, channels, out);
+      break;
+    case 4:
+      HorizontalRow<4>(row, c, channels, out);
+      break;
+    default:
+      HorizontalRow<0>(row, c, channels, out);
+      break;
   }
 }
 

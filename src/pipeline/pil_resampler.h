@@ -18,11 +18,11 @@
 namespace inferd::pipeline {
 
 struct ResizeWindowSpec {
-  int in_width = 0, in_height = 0;    // source image
-  size_t in_stride = 0;               // bytes per source row
-  int channels = 3;                   // interleaved uint8 channels, 1..4
-  int out_width = 0, out_height = 0;  // size of the (virtual) resized image
-  int x0 = 0, y0 = 0;                 // window origin in the resized image
+  int in_width = 0, in_height = 0;          // source image
+  size_t in_stride = 0;                     // bytes per source row
+  int channels = 3;                         // interleaved uint8 channels, 1..4
+  int out_width = 0, out_height = 0;        // size of the (virtual) resized image
+  int x0 = 0, y0 = 0;                       // window origin in the resized image
   int window_width = 0, window_height = 0;  // inside [0,out_width) x [0,out_height)
 };
 

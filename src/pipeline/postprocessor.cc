@@ -38,7 +38,9 @@ bool ToFloats(const Tensor& t, std::vector<float>* out) {
   const size_t n = static_cast<size_t>(t.num_elements());
   out->resize(n);
   switch (t.dtype()) {
-    case DataType::kFp32: std::memcpy(out->data(), t.data(), n * 4); return true;
+    case DataType::kFp32:
+      std::memcpy(out->data(), t.data(), n * 4);
+      return true;
     case DataType::kFp64:
       for (size_t i = 0; i < n; ++i) (*out)[i] = static_cast<float>(t.data_as<double>()[i]);
       return true;
@@ -51,7 +53,8 @@ bool ToFloats(const Tensor& t, std::vector<float>* out) {
     case DataType::kFp16:
       for (size_t i = 0; i < n; ++i) (*out)[i] = HalfToFloat(t.data_as<uint16_t>()[i]);
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -83,8 +86,8 @@ StatusOr<std::unique_ptr<Postprocessor>> Postprocessor::Create(const config::Mod
                                                                const std::string& model_dir) {
   const config::PostprocessConfig& c = config.postprocess;
   if (c.kind != "topk" && c.kind != "argmax" && c.kind != "sigmoid" && c.kind != "softmax") {
-    return FailedPrecondition("postprocess.kind: expected topk, argmax, sigmoid, softmax or raw, got '" +
-                              c.kind + "'");
+    return FailedPrecondition(
+        "postprocess.kind: expected topk, argmax, sigmoid, softmax or raw, got '" + c.kind + "'");
   }
   if (c.kind == "topk" && c.k < 1) return FailedPrecondition("postprocess.k: expected >= 1");
   std::unique_ptr<Postprocessor> p(new Postprocessor());
@@ -115,7 +118,8 @@ Status Postprocessor::Run(scheduler::InferenceResponse* response) const {
   const NamedTensor& output = response->outputs.front();
   const Shape& shape = output.tensor.shape();
   if (shape.empty() || shape[0] < 1) {
-    return Internal("postprocess: output '" + output.name + "' has no batch dim: " + ShapeToString(shape));
+    return Internal("postprocess: output '" + output.name +
+                    "' has no batch dim: " + ShapeToString(shape));
   }
   const size_t items = static_cast<size_t>(shape[0]);
   const size_t classes = static_cast<size_t>(output.tensor.num_elements()) / items;
@@ -149,7 +153,9 @@ Status Postprocessor::Run(scheduler::InferenceResponse* response) const {
     }
     std::iota(order.begin(), order.end(), 0);
     auto better = [x](size_t a, size_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); };
-    size_t keep = kind == "argmax" ? 1 : kind == "topk" ? std::min<size_t>(config_.k, classes) : classes;
+    size_t keep = kind == "argmax" ? 1
+                  : kind == "topk" ? std::min<size_t>(config_.k, classes)
+                                   : classes;
     std::partial_sort(order.begin(), order.begin() + keep, order.end(), better);
     for (size_t j = 0; j < keep; ++j) {
       if (kind == "sigmoid" && x[order[j]] < config_.threshold) break;

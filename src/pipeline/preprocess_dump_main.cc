@@ -52,17 +52,28 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--resize") config.resize = std::stoi(next());
-    else if (a == "--crop") config.center_crop = std::stoi(next());
-    else if (a == "--width") config.width = std::stoi(next());
-    else if (a == "--height") config.height = std::stoi(next());
-    else if (a == "--color") config.color = next();
-    else if (a == "--invert") config.invert = true;
-    else if (a == "--mean") config.mean = ParseFloats(next());
-    else if (a == "--std") config.std = ParseFloats(next());
-    else if (a == "--out") out_path = next();
-    else if (a == "--repeat") repeat = std::stoi(next());
-    else files.push_back(a);
+    if (a == "--resize")
+      config.resize = std::stoi(next());
+    else if (a == "--crop")
+      config.center_crop = std::stoi(next());
+    else if (a == "--width")
+      config.width = std::stoi(next());
+    else if (a == "--height")
+      config.height = std::stoi(next());
+    else if (a == "--color")
+      config.color = next();
+    else if (a == "--invert")
+      config.invert = true;
+    else if (a == "--mean")
+      config.mean = ParseFloats(next());
+    else if (a == "--std")
+      config.std = ParseFloats(next());
+    else if (a == "--out")
+      out_path = next();
+    else if (a == "--repeat")
+      repeat = std::stoi(next());
+    else
+      files.push_back(a);
   }
   if (files.empty()) {
     std::cerr << "usage: inferd_preprocess_dump [options] --out FILE IMAGE...\n";
@@ -93,7 +104,8 @@ int main(int argc, char** argv) {
   }
   if (!out_path.empty()) {
     std::ofstream out(out_path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(tensor->data()), static_cast<std::streamsize>(tensor->byte_size()));
+    out.write(reinterpret_cast<const char*>(tensor->data()),
+              static_cast<std::streamsize>(tensor->byte_size()));
   }
   if (repeat > 0) {
     for (size_t f = 0; f < views.size(); ++f) {
@@ -106,13 +118,17 @@ int main(int argc, char** argv) {
           if (!t.ok()) return 1;
         }
         cpu.push_back((ThreadCpuMicros() - cpu0) / repeat);
-        wall.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - wall0).count() /
-                       repeat);
+        wall.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - wall0)
+                .count() /
+            repeat);
       }
       std::sort(cpu.begin(), cpu.end());
       std::sort(wall.begin(), wall.end());
-      std::printf("%s: %.0f us CPU, %.0f us wall per image (median of 5; decode + resize + crop + normalize)\n",
-                  files[f].c_str(), cpu[2], wall[2]);
+      std::printf(
+          "%s: %.0f us CPU, %.0f us wall per image (median of 5; decode + resize + crop + "
+          "normalize)\n",
+          files[f].c_str(), cpu[2], wall[2]);
     }
   }
   return 0;

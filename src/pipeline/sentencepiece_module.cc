@@ -7,12 +7,12 @@
 // in static initialisation or at the first model load. Loaded locally with
 // deep binding, libsentencepiece resolves to its own protobuf and the rest of
 // the process never sees it. Only the functions below are exported.
+#include <sentencepiece_processor.h>
+
 #include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <sentencepiece_processor.h>
 
 #define INFERD_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -46,19 +46,24 @@ INFERD_EXPORT void inferd_spm_free(void* handle) {
 INFERD_EXPORT int inferd_spm_special_id(void* handle, int which) {
   const auto* sp = static_cast<const sentencepiece::SentencePieceProcessor*>(handle);
   switch (which) {
-    case 0: return sp->bos_id();
-    case 1: return sp->eos_id();
-    case 2: return sp->pad_id();
-    case 3: return sp->unk_id();
-    default: return -1;
+    case 0:
+      return sp->bos_id();
+    case 1:
+      return sp->eos_id();
+    case 2:
+      return sp->pad_id();
+    case 3:
+      return sp->unk_id();
+    default:
+      return -1;
   }
 }
 
 // Encodes `text`; calls `sink(context, ids, n)` once with the ids. Returns 0,
 // or -1 with a message in `error`.
 INFERD_EXPORT int inferd_spm_encode(void* handle, const char* text, size_t size,
-                                    void (*sink)(void*, const int*, size_t), void* context, char* error,
-                                    size_t error_size) {
+                                    void (*sink)(void*, const int*, size_t), void* context,
+                                    char* error, size_t error_size) {
   const auto* sp = static_cast<const sentencepiece::SentencePieceProcessor*>(handle);
   std::vector<int> ids;
   const auto status = sp->Encode(absl::string_view(text, size), &ids);

@@ -12,7 +12,8 @@ struct SentencePieceTokenizer::Module {
   void* (*load)(const char*, char*, size_t) = nullptr;
   void (*free)(void*) = nullptr;
   int (*special_id)(void*, int) = nullptr;
-  int (*encode)(void*, const char*, size_t, void (*)(void*, const int*, size_t), void*, char*, size_t) = nullptr;
+  int (*encode)(void*, const char*, size_t, void (*)(void*, const int*, size_t), void*, char*,
+                size_t) = nullptr;
 };
 
 namespace {
@@ -53,7 +54,8 @@ StatusOr<const SentencePieceTokenizer::Module*> LoadModule() {
     if (!lib) return;
     module.load = reinterpret_cast<decltype(module.load)>(dlsym(lib, "inferd_spm_load"));
     module.free = reinterpret_cast<decltype(module.free)>(dlsym(lib, "inferd_spm_free"));
-    module.special_id = reinterpret_cast<decltype(module.special_id)>(dlsym(lib, "inferd_spm_special_id"));
+    module.special_id =
+        reinterpret_cast<decltype(module.special_id)>(dlsym(lib, "inferd_spm_special_id"));
     module.encode = reinterpret_cast<decltype(module.encode)>(dlsym(lib, "inferd_spm_encode"));
     if (!module.load || !module.free || !module.special_id || !module.encode) {
       error = std::string(kModuleName) + " lacks the inferd_spm_* functions";
@@ -72,12 +74,14 @@ void CollectIds(void* context, const int* ids, size_t n) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Create(const std::string& model_path) {
+StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Create(
+    const std::string& model_path) {
   ASSIGN_OR_RETURN(const Module* module, LoadModule());
   char error[512] = {0};
   void* handle = module->load(model_path.c_str(), error, sizeof error);
   if (!handle) {
-    return FailedPrecondition("preprocess.vocab: cannot load SentencePiece model '" + model_path + "': " + error);
+    return FailedPrecondition("preprocess.vocab: cannot load SentencePiece model '" + model_path +
+                              "': " + error);
   }
   std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());
   t->module_ = module;
@@ -99,7 +103,8 @@ StatusOr<std::vector<int64_t>> SentencePieceTokenizer::Tokenize(std::string_view
   if (!DecodeUtf8(text, &unused)) return InvalidArgument("text is not valid UTF-8");
   std::vector<int64_t> ids;
   char error[512] = {0};
-  if (module_->encode(handle_, text.data(), text.size(), CollectIds, &ids, error, sizeof error) != 0) {
+  if (module_->encode(handle_, text.data(), text.size(), CollectIds, &ids, error, sizeof error) !=
+      0) {
     return InvalidArgument(std::string("SentencePiece: ") + error);
   }
   return ids;

@@ -18,12 +18,13 @@ void Store(DataType dtype, std::byte* base, int64_t index, int64_t value) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(const config::ModelConfig& config,
-                                                                     const std::string& model_dir) {
+StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(
+    const config::ModelConfig& config, const std::string& model_dir) {
   const config::PreprocessConfig& c = config.preprocess;
   const std::string tokenizer = c.tokenizer.empty() ? "wordpiece" : c.tokenizer;
   if (tokenizer != "wordpiece" && tokenizer != "sentencepiece") {
-    return FailedPrecondition("preprocess.tokenizer: expected wordpiece or sentencepiece, got '" + tokenizer + "'");
+    return FailedPrecondition("preprocess.tokenizer: expected wordpiece or sentencepiece, got '" +
+                              tokenizer + "'");
   }
   if (c.vocab.empty()) return FailedPrecondition("preprocess.vocab: required for kind: text");
   if (c.max_length < 2) return FailedPrecondition("preprocess.max_length: expected >= 2");
@@ -43,43 +44,51 @@ StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(const confi
   bool have_ids = false;
   for (const auto& spec : config.inputs) {
     Input in{spec.name, Role::kIds, spec.dtype, -1};
-    if (spec.name == "input_ids") in.role = Role::kIds, have_ids = true;
-    else if (spec.name == "attention_mask") in.role = Role::kMask;
-    else if (spec.name == "token_type_ids") in.role = Role::kTypes;
+    if (spec.name == "input_ids")
+      in.role = Role::kIds, have_ids = true;
+    else if (spec.name == "attention_mask")
+      in.role = Role::kMask;
+    else if (spec.name == "token_type_ids")
+      in.role = Role::kTypes;
     else {
       return FailedPrecondition("preprocess (text): input '" + spec.name +
                                 "' is not one of input_ids, attention_mask, token_type_ids");
     }
     if (spec.dtype != DataType::kInt64 && spec.dtype != DataType::kInt32) {
-      return FailedPrecondition("preprocess (text): input '" + spec.name + "' must be INT64 or INT32");
+      return FailedPrecondition("preprocess (text): input '" + spec.name +
+                                "' must be INT64 or INT32");
     }
     if (spec.dims.size() != 1 || spec.dims[0] == 0 || spec.dims[0] < -1) {
-      return FailedPrecondition("preprocess (text): input '" + spec.name + "' must have shape [-1] or [L], got " +
-                                ShapeToString(spec.dims));
+      return FailedPrecondition("preprocess (text): input '" + spec.name +
+                                "' must have shape [-1] or [L], got " + ShapeToString(spec.dims));
     }
     in.fixed_length = spec.dims[0];
     if (in.fixed_length == 1) {
-      return FailedPrecondition("preprocess (text): input '" + spec.name + "' must hold at least 2 tokens");
+      return FailedPrecondition("preprocess (text): input '" + spec.name +
+                                "' must hold at least 2 tokens");
     }
     if (in.fixed_length > 0) p->max_length_ = std::min<int64_t>(p->max_length_, in.fixed_length);
     p->inputs_.push_back(in);
   }
-  if (!have_ids) return FailedPrecondition("preprocess (text): the model needs an input named input_ids");
+  if (!have_ids)
+    return FailedPrecondition("preprocess (text): the model needs an input named input_ids");
   return p;
 }
 
-StatusOr<std::vector<NamedTensor>> TextPreprocessor::Run(const std::vector<std::string_view>& texts) const {
+StatusOr<std::vector<NamedTensor>> TextPreprocessor::Run(
+    const std::vector<std::string_view>& texts) const {
   if (texts.empty()) return InvalidArgument("no text in the request");
   std::vector<std::vector<int64_t>> items(texts.size());
   size_t longest = 0;
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::string item = texts.size() > 1 ? "item " + std::to_string(i) + ": " : "";
     if (texts[i].size() > kMaxTextBytes) {
-      return PayloadTooLarge(item + "text of " + std::to_string(texts[i].size()) + " bytes is past the limit of " +
-                             std::to_string(kMaxTextBytes));
+      return PayloadTooLarge(item + "text of " + std::to_string(texts[i].size()) +
+                             " bytes is past the limit of " + std::to_string(kMaxTextBytes));
     }
     auto pieces = tokenizer_->Tokenize(texts[i]);
-    if (!pieces.ok()) return pieces.status().WithContext(item.empty() ? "text" : item.substr(0, item.size() - 2));
+    if (!pieces.ok())
+      return pieces.status().WithContext(item.empty() ? "text" : item.substr(0, item.size() - 2));
     const auto prefix = tokenizer_->prefix_id();
     const auto suffix = tokenizer_->suffix_id();
     const size_t specials = (prefix ? 1 : 0) + (suffix ? 1 : 0);
@@ -111,9 +120,15 @@ StatusOr<std::vector<NamedTensor>> TextPreprocessor::Run(const std::vector<std::
         const bool real = j < static_cast<int64_t>(ids.size());
         int64_t v = 0;
         switch (in.role) {
-          case Role::kIds: v = real ? ids[static_cast<size_t>(j)] : tokenizer_->pad_id(); break;
-          case Role::kMask: v = real ? 1 : 0; break;
-          case Role::kTypes: v = 0; break;
+          case Role::kIds:
+            v = real ? ids[static_cast<size_t>(j)] : tokenizer_->pad_id();
+            break;
+          case Role::kMask:
+            v = real ? 1 : 0;
+            break;
+          case Role::kTypes:
+            v = 0;
+            break;
         }
         Store(in.dtype, base, i * length + j, v);
       }

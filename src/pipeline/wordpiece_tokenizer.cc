@@ -1,11 +1,11 @@
 #include "pipeline/wordpiece_tokenizer.h"
 
-#include <fstream>
-
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
 #include <unicode/ustring.h>
 #include <unicode/utf16.h>
+
+#include <fstream>
 
 namespace inferd::pipeline {
 namespace {
@@ -76,19 +76,20 @@ std::u16string Transform16(const std::u16string& in, Fn fn) {
 
 std::u32string Normalize(const std::u32string& s, bool decompose) {
   UErrorCode status = U_ZERO_ERROR;
-  const UNormalizer2* norm = decompose ? unorm2_getNFDInstance(&status) : unorm2_getNFCInstance(&status);
+  const UNormalizer2* norm =
+      decompose ? unorm2_getNFDInstance(&status) : unorm2_getNFCInstance(&status);
   if (U_FAILURE(status)) return s;
-  return ToUtf32(Transform16(ToUtf16(s), [norm](const UChar* in, int32_t n, UChar* out, int32_t cap,
-                                                UErrorCode* st) {
-    return unorm2_normalize(norm, in, n, out, cap, st);
-  }));
+  return ToUtf32(Transform16(
+      ToUtf16(s), [norm](const UChar* in, int32_t n, UChar* out, int32_t cap, UErrorCode* st) {
+        return unorm2_normalize(norm, in, n, out, cap, st);
+      }));
 }
 
 std::u32string Lower(const std::u32string& s) {
-  return ToUtf32(Transform16(ToUtf16(s), [](const UChar* in, int32_t n, UChar* out, int32_t cap,
-                                             UErrorCode* st) {
-    return u_strToLower(out, cap, in, n, "", st);
-  }));
+  return ToUtf32(Transform16(
+      ToUtf16(s), [](const UChar* in, int32_t n, UChar* out, int32_t cap, UErrorCode* st) {
+        return u_strToLower(out, cap, in, n, "", st);
+      }));
 }
 
 bool IsWhitespace(char32_t c) {
@@ -98,28 +99,41 @@ bool IsWhitespace(char32_t c) {
 bool IsControl(char32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;
   switch (u_charType(c)) {  // Python's category "C*": Cc, Cf, Cs, Co, Cn
-    case U_CONTROL_CHAR: case U_FORMAT_CHAR: case U_SURROGATE: case U_PRIVATE_USE_CHAR:
-    case U_UNASSIGNED: return true;
-    default: return false;
+    case U_CONTROL_CHAR:
+    case U_FORMAT_CHAR:
+    case U_SURROGATE:
+    case U_PRIVATE_USE_CHAR:
+    case U_UNASSIGNED:
+      return true;
+    default:
+      return false;
   }
 }
 
 bool IsPunctuation(char32_t c) {
-  if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) {
+  if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+      (c >= 123 && c <= 126)) {
     return true;
   }
   switch (u_charType(c)) {
-    case U_DASH_PUNCTUATION: case U_START_PUNCTUATION: case U_END_PUNCTUATION:
-    case U_CONNECTOR_PUNCTUATION: case U_OTHER_PUNCTUATION: case U_INITIAL_PUNCTUATION:
-    case U_FINAL_PUNCTUATION: return true;
-    default: return false;
+    case U_DASH_PUNCTUATION:
+    case U_START_PUNCTUATION:
+    case U_END_PUNCTUATION:
+    case U_CONNECTOR_PUNCTUATION:
+    case U_OTHER_PUNCTUATION:
+    case U_INITIAL_PUNCTUATION:
+    case U_FINAL_PUNCTUATION:
+      return true;
+    default:
+      return false;
   }
 }
 
 bool IsCjk(char32_t c) {
-  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-         (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) ||
-         (c >= 0x2B820 && c <= 0x2CEAF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
 // Python's str.split(): runs of whitespace separate words.
@@ -141,18 +155,23 @@ StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::Create(const O
   struct Special {
     const char* token;
     int64_t* id;
-  } specials[] = {{"[UNK]", &t->unk_id_}, {"[CLS]", &t->cls_id_}, {"[SEP]", &t->sep_id_}, {"[PAD]", &t->pad_id_}};
+  } specials[] = {{"[UNK]", &t->unk_id_},
+                  {"[CLS]", &t->cls_id_},
+                  {"[SEP]", &t->sep_id_},
+                  {"[PAD]", &t->pad_id_}};
   for (const auto& s : specials) {
     auto it = t->vocab_.find(s.token);
     if (it == t->vocab_.end()) {
-      return FailedPrecondition("preprocess.vocab: '" + options.vocab_path + "' has no " + s.token + " token");
+      return FailedPrecondition("preprocess.vocab: '" + options.vocab_path + "' has no " + s.token +
+                                " token");
     }
     *s.id = it->second;
   }
   return t;
 }
 
-StatusOr<std::vector<std::u32string>> WordPieceTokenizer::BasicTokenize(std::string_view text) const {
+StatusOr<std::vector<std::u32string>> WordPieceTokenizer::BasicTokenize(
+    std::string_view text) const {
   std::u32string decoded;
   if (!DecodeUtf8(text, &decoded)) return InvalidArgument("text is not valid UTF-8");
   std::u32string cleaned;
@@ -198,8 +217,10 @@ StatusOr<std::vector<std::u32string>> WordPieceTokenizer::BasicTokenize(std::str
     if (!word.empty()) words.push_back(std::move(word));
   };
   for (char32_t c : cleaned) {
-    if (IsSplitSpace(c)) flush();
-    else token += c;
+    if (IsSplitSpace(c))
+      flush();
+    else
+      token += c;
   }
   flush();
   return words;
@@ -245,7 +266,8 @@ StatusOr<std::vector<int64_t>> WordPieceTokenizer::Tokenize(std::string_view tex
   return ids;
 }
 
-StatusOr<std::vector<std::string>> WordPieceTokenizer::TokenizeToStrings(std::string_view text) const {
+StatusOr<std::vector<std::string>> WordPieceTokenizer::TokenizeToStrings(
+    std::string_view text) const {
   ASSIGN_OR_RETURN(std::vector<std::u32string> words, BasicTokenize(text));
   std::vector<int64_t> ids;
   std::vector<std::string> strings;

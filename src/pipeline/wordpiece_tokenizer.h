@@ -28,7 +28,7 @@ namespace inferd::pipeline {
 class WordPieceTokenizer : public TextTokenizer {
  public:
   struct Options {
-    std::string vocab_path;     // one token per line; the line number is the id
+    std::string vocab_path;  // one token per line; the line number is the id
     bool lowercase = true;
     bool strip_accents = true;  // BERT uncased: true; cased: false
   };

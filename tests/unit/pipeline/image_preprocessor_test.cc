@@ -1,11 +1,11 @@
 #include "pipeline/image_preprocessor.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <opencv2/imgcodecs.hpp>
+#include <sstream>
 
 #include "unit/pipeline/fixtures.h"
 
@@ -46,16 +46,26 @@ std::vector<ReferenceCase> LoadCases() {
       std::string key = kv.substr(0, kv.find('=')), value = kv.substr(kv.find('=') + 1);
       if (key == "shape") {
         for (float d : Floats(value)) c.shape.push_back(static_cast<int64_t>(d));
-      } else if (key == "max_abs") c.max_abs = std::stod(value);
-      else if (key == "resize") c.config.resize = std::stoi(value);
-      else if (key == "crop") c.config.center_crop = std::stoi(value);
-      else if (key == "width") c.config.width = std::stoi(value);
-      else if (key == "height") c.config.height = std::stoi(value);
-      else if (key == "color") c.config.color = value;
-      else if (key == "invert") c.config.invert = value == "1";
-      else if (key == "mean") c.config.mean = Floats(value);
-      else if (key == "std") c.config.std = Floats(value);
-      else ADD_FAILURE() << "unknown key " << key << " in cases.txt";
+      } else if (key == "max_abs")
+        c.max_abs = std::stod(value);
+      else if (key == "resize")
+        c.config.resize = std::stoi(value);
+      else if (key == "crop")
+        c.config.center_crop = std::stoi(value);
+      else if (key == "width")
+        c.config.width = std::stoi(value);
+      else if (key == "height")
+        c.config.height = std::stoi(value);
+      else if (key == "color")
+        c.config.color = value;
+      else if (key == "invert")
+        c.config.invert = value == "1";
+      else if (key == "mean")
+        c.config.mean = Floats(value);
+      else if (key == "std")
+        c.config.std = Floats(value);
+      else
+        ADD_FAILURE() << "unknown key " << key << " in cases.txt";
     }
     cases.push_back(c);
   }
@@ -145,7 +155,7 @@ TEST(ImagePreprocessorTest, OnePixelImageIsUpscaled) {
   ASSERT_TRUE(pre.ok());
   auto t = (*pre)->Run({std::string(png.begin(), png.end())});
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_FLOAT_EQ(t->data_as<float>()[0], 30.0f / 255.0f);       // R plane
+  EXPECT_FLOAT_EQ(t->data_as<float>()[0], 30.0f / 255.0f);        // R plane
   EXPECT_FLOAT_EQ(t->data_as<float>()[64 + 63], 20.0f / 255.0f);  // G plane
   EXPECT_FLOAT_EQ(t->data_as<float>()[128 + 5], 10.0f / 255.0f);  // B plane
 }
@@ -169,8 +179,10 @@ TEST(ImagePreprocessorTest, BadInputsAnswerClearErrors) {
   for (size_t i = 60; i < 90; ++i) corrupt[i] = static_cast<char>(~corrupt[i]);
   BadInput cases[] = {
       {"empty", "", StatusCode::kInvalidArgument, "empty"},
-      {"random bytes", "\x13\x37garbage-garbage-garbage", StatusCode::kInvalidArgument, "not a JPEG"},
-      {"truncated jpeg", jpeg.substr(0, jpeg.size() / 2), StatusCode::kInvalidArgument, "truncated"},
+      {"random bytes", "\x13\x37garbage-garbage-garbage", StatusCode::kInvalidArgument,
+       "not a JPEG"},
+      {"truncated jpeg", jpeg.substr(0, jpeg.size() / 2), StatusCode::kInvalidArgument,
+       "truncated"},
       {"truncated png", png.substr(0, png.size() / 2), StatusCode::kInvalidArgument, "decode"},
       {"jpeg header only", jpeg.substr(0, 30), StatusCode::kInvalidArgument, "truncated"},
       {"truncated jpeg, EOI appended", jpeg.substr(0, jpeg.size() / 2) + "\xFF\xD9",
@@ -195,7 +207,8 @@ TEST(ImagePreprocessorTest, PixelLimitIsConfigurable) {
   c.max_pixels = 64 * 48 - 1;
   auto pre = ImagePreprocessor::Create(c, Spec({3, 28, 28}));
   ASSERT_TRUE(pre.ok());
-  EXPECT_EQ((*pre)->Run({Fixture("scene_64x48.png")}).status().code(), StatusCode::kPayloadTooLarge);
+  EXPECT_EQ((*pre)->Run({Fixture("scene_64x48.png")}).status().code(),
+            StatusCode::kPayloadTooLarge);
   c.max_pixels = 64 * 48;
   pre = ImagePreprocessor::Create(c, Spec({3, 28, 28}));
   ASSERT_TRUE(pre.ok());
@@ -226,7 +239,9 @@ TEST(ImagePreprocessorTest, RejectsInconsistentConfig) {
   EXPECT_FALSE(ImagePreprocessor::Create(ImageNetConfig(256, 224), Spec({3, 200, 200})).ok());
   EXPECT_FALSE(ImagePreprocessor::Create(ImageNetConfig(256, 224), Spec({1, 224, 224})).ok());
   EXPECT_FALSE(ImagePreprocessor::Create(ImageNetConfig(256, 224), Spec({3, 224})).ok());
-  EXPECT_FALSE(ImagePreprocessor::Create(ImageNetConfig(256, 224), Spec({3, 224, 224}, DataType::kInt64)).ok());
+  EXPECT_FALSE(
+      ImagePreprocessor::Create(ImageNetConfig(256, 224), Spec({3, 224, 224}, DataType::kInt64))
+          .ok());
   auto c = ImageNetConfig(256, 224);
   c.mean = {0.5f, 0.5f};
   EXPECT_FALSE(ImagePreprocessor::Create(c, Spec({3, 224, 224})).ok());
@@ -272,7 +287,8 @@ TEST(ImagePreprocessorTest, MangledImagesNeverCrash) {
           bytes.resize(next() % bytes.size());
           break;
         case 2:  // splice the tail of another place in
-          bytes = bytes.substr(0, next() % bytes.size()) + original.substr(next() % original.size());
+          bytes =
+              bytes.substr(0, next() % bytes.size()) + original.substr(next() % original.size());
           break;
       }
       auto t = (*pre)->Run({bytes});

@@ -1,10 +1,10 @@
 #include "pipeline/model_hooks.h"
 
-#include <filesystem>
-#include <cstring>
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "unit/pipeline/fixtures.h"
 
@@ -79,9 +79,11 @@ TEST_F(ModelHooksTest, Base64JsonAndMultipartImages) {
   ASSERT_TRUE(hooks->preprocess(json).ok());
 
   scheduler::InferenceRequest multipart;
-  multipart.raw.push_back({"multipart/form-data; boundary=zz",
-                           "--zz\r\nContent-Disposition: form-data; name=\"data\"; filename=\"a.png\"\r\n"
-                           "Content-Type: image/png\r\n\r\n" + png + "\r\n--zz--\r\n"});
+  multipart.raw.push_back(
+      {"multipart/form-data; boundary=zz",
+       "--zz\r\nContent-Disposition: form-data; name=\"data\"; filename=\"a.png\"\r\n"
+       "Content-Type: image/png\r\n\r\n" +
+           png + "\r\n--zz--\r\n"});
   ASSERT_TRUE(hooks->preprocess(multipart).ok());
 
   const Tensor& a = plain.inputs[0].tensor;

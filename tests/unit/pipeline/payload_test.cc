@@ -35,7 +35,8 @@ TEST(PayloadTest, MultipartPicksTheDataField) {
 TEST(PayloadTest, MultipartFallsBackToTheFirstFile) {
   std::string body =
       "preamble\r\n--b\r\nContent-Disposition: form-data; name=\"meta\"\r\n\r\n{}\r\n"
-      "--b\r\nContent-Disposition: form-data; name=\"img\"; filename=\"x.jpg\"\r\n\r\nJPEGBYTES\r\n--b--";
+      "--b\r\nContent-Disposition: form-data; name=\"img\"; "
+      "filename=\"x.jpg\"\r\n\r\nJPEGBYTES\r\n--b--";
   std::string storage;
   auto raw = Raw("multipart/form-data; boundary=b", body);
   auto p = UnwrapPayload(raw, &storage);
@@ -56,8 +57,9 @@ TEST(PayloadTest, BrokenMultipartIsAnError) {
   std::string storage;
   EXPECT_EQ(UnwrapPayload(Raw("multipart/form-data", "x"), &storage).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(UnwrapPayload(Raw("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: x\r\n\r\nabc"),
-                          &storage)
+  EXPECT_EQ(UnwrapPayload(
+                Raw("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: x\r\n\r\nabc"),
+                &storage)
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);

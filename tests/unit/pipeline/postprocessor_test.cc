@@ -1,11 +1,11 @@
 #include "pipeline/postprocessor.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace inferd::pipeline {
 namespace {

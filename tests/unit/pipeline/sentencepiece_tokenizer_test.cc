@@ -1,8 +1,8 @@
 #include "pipeline/sentencepiece_tokenizer.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 #include "pipeline/text_preprocessor.h"
 #include "unit/pipeline/fixtures.h"

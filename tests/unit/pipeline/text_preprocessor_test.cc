@@ -69,14 +69,17 @@ TEST(TextPreprocessorTest, TruncationOffRefusesLongText) {
   EXPECT_TRUE((*pre)->Run({"the quick"}).ok());
   auto out = (*pre)->Run({"the quick brown fox over the quick brown fox"});
   EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(out.status().message().find("max_length 8"), std::string::npos) << out.status().message();
-  EXPECT_EQ((*pre)->Run({std::string(kMaxTextBytes + 1, 'a')}).status().code(), StatusCode::kPayloadTooLarge);
+  EXPECT_NE(out.status().message().find("max_length 8"), std::string::npos)
+      << out.status().message();
+  EXPECT_EQ((*pre)->Run({std::string(kMaxTextBytes + 1, 'a')}).status().code(),
+            StatusCode::kPayloadTooLarge);
 }
 
 TEST(TextPreprocessorTest, ConfigErrors) {
   auto c = TextModel();
   c.preprocess.vocab = "missing_vocab.txt";
-  EXPECT_EQ(TextPreprocessor::Create(c, FixtureDir()).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(TextPreprocessor::Create(c, FixtureDir()).status().code(),
+            StatusCode::kFailedPrecondition);
   c = TextModel();
   c.inputs[0].name = "tokens";
   EXPECT_FALSE(TextPreprocessor::Create(c, FixtureDir()).ok());

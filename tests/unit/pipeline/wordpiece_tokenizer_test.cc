@@ -1,8 +1,8 @@
 #include "pipeline/wordpiece_tokenizer.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 #include "unit/pipeline/fixtures.h"
 
@@ -41,7 +41,8 @@ TEST(WordPieceTokenizerTest, MatchesThePythonReference) {
     ASSERT_TRUE(pieces.ok()) << pieces.status().ToString();
     std::string got;
     for (const auto& p : *pieces) got += (got.empty() ? "" : " ") + p;
-    EXPECT_EQ(got, expected) << "text: " << line.substr(a + 1, b - a - 1) << " lowercase=" << lowercase;
+    EXPECT_EQ(got, expected) << "text: " << line.substr(a + 1, b - a - 1)
+                             << " lowercase=" << lowercase;
     ++checked;
   }
   EXPECT_GE(checked, 30);
@@ -63,8 +64,9 @@ TEST(WordPieceTokenizerTest, BadUtf8AndMissingVocab) {
   auto t = Make(true);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->Tokenize("ok \xC3").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(t->Tokenize("\xED\xA0\x80").status().code(), StatusCode::kInvalidArgument);  // surrogate
-  EXPECT_EQ(t->Tokenize("\xC0\xAF").status().code(), StatusCode::kInvalidArgument);      // overlong
+  EXPECT_EQ(t->Tokenize("\xED\xA0\x80").status().code(),
+            StatusCode::kInvalidArgument);                                           // surrogate
+  EXPECT_EQ(t->Tokenize("\xC0\xAF").status().code(), StatusCode::kInvalidArgument);  // overlong
   WordPieceTokenizer::Options o;
   o.vocab_path = FixtureDir() + "/no_such_vocab.txt";
   auto missing = WordPieceTokenizer::Create(o);
