@@ -47,6 +47,19 @@ void AppendJsonString(std::string& out, std::string_view value) {
   out += '"';
 }
 
+void AppendJsonFloat(std::string& out, float value) { AppendFloating(out, value); }
+void AppendJsonDouble(std::string& out, double value) { AppendFloating(out, value); }
+void AppendJsonInt(std::string& out, int64_t value) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  out.append(buf, end);
+}
+
+std::string& JsonWriter::BeginRawValue() {
+  BeforeValue();
+  return out_;
+}
+
 std::string ErrorJson(std::string_view message) {
   std::string out = "{\"error\":";
   AppendJsonString(out, message);

@@ -28,6 +28,9 @@ class JsonWriter {
   JsonWriter& Float(float value);
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
+  // For bulk writers (tensor data): the buffer to append exactly one complete
+  // JSON value to, after the writer has placed any comma it needs.
+  std::string& BeginRawValue();
 
   const std::string& str() const { return out_; }
   std::string Take() { return std::move(out_); }
@@ -43,6 +46,10 @@ class JsonWriter {
 
 // Appends `value` as a quoted, escaped JSON string.
 void AppendJsonString(std::string& out, std::string_view value);
+// Append numbers exactly as JsonWriter writes them.
+void AppendJsonFloat(std::string& out, float value);
+void AppendJsonDouble(std::string& out, double value);
+void AppendJsonInt(std::string& out, int64_t value);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

@@ -1,8 +1,8 @@
 #include "http/tensor_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 
 #include "http/internal/half.h"
@@ -21,13 +21,13 @@ std::string Preview(element e) {
   return text;
 }
 
-// Collects converted elements of one datatype into bytes.
+// Collects converted elements of one datatype into bytes. Fixed-size
+// elements go straight into their slot; the buffer grows by doubling up to
+// the expected count (never allocated up front from a client's shape alone).
 class ElementSink {
  public:
-  ElementSink(DataType dtype, std::string_view what, size_t expected)
-      : dtype_(dtype), what_(what) {
-    if (dtype != DataType::kBytes) bytes_.reserve(expected * DataTypeSize(dtype));
-  }
+  ElementSink(DataType dtype, std::string_view what, int64_t expected)
+      : dtype_(dtype), what_(what), size_(DataTypeSize(dtype)), expected_(expected) {}
 
   Status Add(element e) {
     Status st = Convert(e);
@@ -35,14 +35,28 @@ class ElementSink {
     return st;
   }
   int64_t count() const { return count_; }
-  std::vector<std::byte> Take() { return std::move(bytes_); }
+  std::vector<std::byte> Take() {
+    if (size_ > 0) bytes_.resize(static_cast<size_t>(std::min(count_, expected_)) * size_);
+    return std::move(bytes_);
+  }
 
  private:
+  // The slot of the current element; null past the expected count (then the
+  // element is only checked: the count mismatch is reported at the end).
+  std::byte* Slot() {
+    if (count_ >= expected_) return nullptr;
+    size_t at = static_cast<size_t>(count_) * size_;
+    if (at + size_ > bytes_.size()) {
+      size_t want = std::max<size_t>(at + size_, std::min<size_t>(bytes_.size() * 2 + 64 * size_,
+                                                                static_cast<size_t>(expected_) * size_));
+      bytes_.resize(want);
+    }
+    return bytes_.data() + at;
+  }
+
   template <typename T>
-  void Push(T v) {
-    size_t at = bytes_.size();
-    bytes_.resize(at + sizeof(T));
-    std::memcpy(bytes_.data() + at, &v, sizeof(T));
+  void Put(T v) {
+    if (std::byte* p = Slot()) std::memcpy(p, &v, sizeof(T));
   }
 
   Status Mismatch(element e, std::string_view expected) const {
@@ -52,17 +66,24 @@ class ElementSink {
   }
 
   template <typename T>
-  Status PushInteger(element e) {
+  Status IntegerMismatch(element e) const {
+    return Mismatch(e, "an integer in [" +
+                           std::to_string(static_cast<int64_t>(std::numeric_limits<T>::min())) +
+                           ", " +
+                           std::to_string(static_cast<int64_t>(std::numeric_limits<T>::max())) +
+                           "]");
+  }
+
+  template <typename T>
+  Status PutInteger(element e) {
     constexpr auto lo = std::numeric_limits<T>::min();
     constexpr auto hi = std::numeric_limits<T>::max();
-    std::string expected = "an integer in [" + std::to_string(static_cast<int64_t>(lo)) + ", " +
-                           std::to_string(static_cast<int64_t>(hi)) + "]";
     int64_t v = 0;
     switch (e.type()) {
       case element_type::INT64: v = e.get_int64().value_unsafe(); break;
       case element_type::UINT64: {
         uint64_t u = e.get_uint64().value_unsafe();
-        if (u > static_cast<uint64_t>(hi)) return Mismatch(e, expected);
+        if (u > static_cast<uint64_t>(hi)) return IntegerMismatch<T>(e);
         v = static_cast<int64_t>(u);
         break;
       }
@@ -71,65 +92,59 @@ class ElementSink {
         double d = e.get_double().value_unsafe();
         if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) ||
             d > static_cast<double>(hi)) {
-          return Mismatch(e, expected);
+          return IntegerMismatch<T>(e);
         }
         v = static_cast<int64_t>(d);
         break;
       }
-      default: return Mismatch(e, expected);
+      default: return IntegerMismatch<T>(e);
     }
-    if (v < static_cast<int64_t>(lo) || v > static_cast<int64_t>(hi)) return Mismatch(e, expected);
-    Push(static_cast<T>(v));
-    return Status::Ok();
-  }
-
-  Status ToDouble(element e, double* out) const {
-    switch (e.type()) {
-      case element_type::INT64: *out = static_cast<double>(e.get_int64().value_unsafe()); break;
-      case element_type::UINT64: *out = static_cast<double>(e.get_uint64().value_unsafe()); break;
-      case element_type::DOUBLE: *out = e.get_double().value_unsafe(); break;
-      default: return Mismatch(e, "a number");
-    }
+    if (v < static_cast<int64_t>(lo) || v > static_cast<int64_t>(hi)) return IntegerMismatch<T>(e);
+    Put(static_cast<T>(v));
     return Status::Ok();
   }
 
   Status Convert(element e) {
     switch (dtype_) {
+      case DataType::kFp32: {
+        double d;
+        if (e.get_double().get(d)) return Mismatch(e, "a number");
+        Put(static_cast<float>(d));
+        return Status::Ok();
+      }
+      case DataType::kFp64:
+      case DataType::kFp16:
+      case DataType::kBf16: {
+        double d;
+        if (e.get_double().get(d)) return Mismatch(e, "a number");
+        if (dtype_ == DataType::kFp64) Put(d);
+        else if (dtype_ == DataType::kFp16) Put(internal::FloatToFp16(static_cast<float>(d)));
+        else Put(internal::FloatToBf16(static_cast<float>(d)));
+        return Status::Ok();
+      }
       case DataType::kBool: {
-        if (e.type() == element_type::BOOL) {
-          Push<uint8_t>(e.get_bool().value_unsafe() ? 1 : 0);
+        bool b;
+        if (e.get_bool().get(b) == simdjson::SUCCESS) {
+          Put<uint8_t>(b ? 1 : 0);
           return Status::Ok();
         }
-        if (e.type() == element_type::INT64) {
-          int64_t v = e.get_int64().value_unsafe();
-          if (v == 0 || v == 1) {
-            Push<uint8_t>(static_cast<uint8_t>(v));
-            return Status::Ok();
-          }
+        int64_t v;
+        if (e.get_int64().get(v) == simdjson::SUCCESS && (v == 0 || v == 1) &&
+            e.type() != element_type::DOUBLE) {
+          Put<uint8_t>(static_cast<uint8_t>(v));
+          return Status::Ok();
         }
         return Mismatch(e, "true or false");
       }
-      case DataType::kUint8: return PushInteger<uint8_t>(e);
-      case DataType::kInt8: return PushInteger<int8_t>(e);
-      case DataType::kInt16: return PushInteger<int16_t>(e);
-      case DataType::kInt32: return PushInteger<int32_t>(e);
-      case DataType::kInt64: return PushInteger<int64_t>(e);
-      case DataType::kFp16:
-      case DataType::kBf16:
-      case DataType::kFp32:
-      case DataType::kFp64: {
-        double d = 0;
-        RETURN_IF_ERROR(ToDouble(e, &d));
-        if (dtype_ == DataType::kFp64) Push(d);
-        else if (dtype_ == DataType::kFp32) Push(static_cast<float>(d));
-        else if (dtype_ == DataType::kFp16) Push(internal::FloatToFp16(static_cast<float>(d)));
-        else Push(internal::FloatToBf16(static_cast<float>(d)));
-        return Status::Ok();
-      }
+      case DataType::kUint8: return PutInteger<uint8_t>(e);
+      case DataType::kInt8: return PutInteger<int8_t>(e);
+      case DataType::kInt16: return PutInteger<int16_t>(e);
+      case DataType::kInt32: return PutInteger<int32_t>(e);
+      case DataType::kInt64: return PutInteger<int64_t>(e);
       case DataType::kBytes: {
         std::string_view s;
         if (e.get_string().get(s)) return Mismatch(e, "a string");
-        AppendBytesElement(bytes_, s);
+        if (count_ < expected_) AppendBytesElement(bytes_, s);
         return Status::Ok();
       }
     }
@@ -138,6 +153,8 @@ class ElementSink {
 
   DataType dtype_;
   std::string_view what_;
+  size_t size_;        // bytes per element; 0 for BYTES
+  int64_t expected_;
   std::vector<std::byte> bytes_;
   int64_t count_ = 0;
 };
@@ -190,20 +207,20 @@ T LoadAs(const std::byte* p) {
   return v;
 }
 
-// Writes element `i` of a fixed-size tensor.
-void WriteElement(JsonWriter& w, DataType dtype, const std::byte* base, int64_t i) {
+// Appends element `i` of a fixed-size tensor.
+void AppendElement(std::string& out, DataType dtype, const std::byte* base, int64_t i) {
   const std::byte* p = base + i * static_cast<int64_t>(DataTypeSize(dtype));
   switch (dtype) {
-    case DataType::kBool: w.Bool(LoadAs<uint8_t>(p) != 0); break;
-    case DataType::kUint8: w.Uint(LoadAs<uint8_t>(p)); break;
-    case DataType::kInt8: w.Int(LoadAs<int8_t>(p)); break;
-    case DataType::kInt16: w.Int(LoadAs<int16_t>(p)); break;
-    case DataType::kInt32: w.Int(LoadAs<int32_t>(p)); break;
-    case DataType::kInt64: w.Int(LoadAs<int64_t>(p)); break;
-    case DataType::kFp16: w.Float(internal::Fp16ToFloat(Load16(p))); break;
-    case DataType::kBf16: w.Float(internal::Bf16ToFloat(Load16(p))); break;
-    case DataType::kFp32: w.Float(LoadAs<float>(p)); break;
-    case DataType::kFp64: w.Double(LoadAs<double>(p)); break;
+    case DataType::kBool: out += LoadAs<uint8_t>(p) != 0 ? "true" : "false"; break;
+    case DataType::kUint8: AppendJsonInt(out, LoadAs<uint8_t>(p)); break;
+    case DataType::kInt8: AppendJsonInt(out, LoadAs<int8_t>(p)); break;
+    case DataType::kInt16: AppendJsonInt(out, LoadAs<int16_t>(p)); break;
+    case DataType::kInt32: AppendJsonInt(out, LoadAs<int32_t>(p)); break;
+    case DataType::kInt64: AppendJsonInt(out, LoadAs<int64_t>(p)); break;
+    case DataType::kFp16: AppendJsonFloat(out, internal::Fp16ToFloat(Load16(p))); break;
+    case DataType::kBf16: AppendJsonFloat(out, internal::Bf16ToFloat(Load16(p))); break;
+    case DataType::kFp32: AppendJsonFloat(out, LoadAs<float>(p)); break;
+    case DataType::kFp64: AppendJsonDouble(out, LoadAs<double>(p)); break;
     case DataType::kBytes: break;
   }
 }
@@ -267,7 +284,7 @@ StatusOr<Tensor> DecodeFlatJson(element data, DataType dtype, Shape shape, std::
     }
   }
   int64_t expected = NumElements(shape);
-  ElementSink sink(dtype, what, static_cast<size_t>(expected));
+  ElementSink sink(dtype, what, expected);
   RETURN_IF_ERROR(Flatten(data, sink));
   if (sink.count() != expected) {
     return InvalidArgument(Quote(what) + ": shape " + ShapeToString(shape) + " needs " +
@@ -286,22 +303,42 @@ StatusOr<Tensor> DecodeNestedJson(element data, DataType dtype, std::string_view
     if (arr.size() == 0) break;
     cur = *arr.begin();
   }
-  ElementSink sink(dtype, what, static_cast<size_t>(NumElements(shape)));
+  ElementSink sink(dtype, what, NumElements(shape));
   RETURN_IF_ERROR(FillNested(data, shape, 0, sink, what));
   return Tensor::FromBytes(dtype, std::move(shape), sink.Take());
 }
 
 namespace {
 
-void WriteNested(JsonWriter& w, const Shape& shape, size_t depth, int64_t& index,
-                 const std::function<void(int64_t)>& leaf) {
+// Writes `count` consecutive elements starting at `index` as a flat list.
+template <typename Leaf>
+void AppendRun(std::string& out, int64_t index, int64_t count, const Leaf& leaf) {
+  out += '[';
+  for (int64_t i = 0; i < count; ++i) {
+    if (i) out += ',';
+    leaf(index + i);
+  }
+  out += ']';
+}
+
+template <typename Leaf>
+void AppendNested(std::string& out, const Shape& shape, size_t depth, int64_t& index,
+                  const Leaf& leaf) {
   if (depth == shape.size()) {
     leaf(index++);
     return;
   }
-  w.BeginArray();
-  for (int64_t i = 0; i < shape[depth]; ++i) WriteNested(w, shape, depth + 1, index, leaf);
-  w.EndArray();
+  if (depth + 1 == shape.size()) {
+    AppendRun(out, index, shape[depth], leaf);
+    index += shape[depth];
+    return;
+  }
+  out += '[';
+  for (int64_t i = 0; i < shape[depth]; ++i) {
+    if (i) out += ',';
+    AppendNested(out, shape, depth + 1, index, leaf);
+  }
+  out += ']';
 }
 
 }  // namespace
@@ -318,17 +355,17 @@ Status WriteTensorJson(JsonWriter& w, const Tensor& tensor, bool nested) {
   }
   DataType dtype = tensor.dtype();
   const std::byte* base = tensor.data();
+  std::string& out = w.BeginRawValue();
+  out.reserve(out.size() + static_cast<size_t>(n) * (dtype == DataType::kBytes ? 8 : 12) + 2);
   auto leaf = [&](int64_t i) {
-    if (dtype == DataType::kBytes) w.String(strings[static_cast<size_t>(i)]);
-    else WriteElement(w, dtype, base, i);
+    if (dtype == DataType::kBytes) AppendJsonString(out, strings[static_cast<size_t>(i)]);
+    else AppendElement(out, dtype, base, i);
   };
   if (nested) {
     int64_t index = 0;
-    WriteNested(w, tensor.shape(), 0, index, leaf);
+    AppendNested(out, tensor.shape(), 0, index, leaf);
   } else {
-    w.BeginArray();
-    for (int64_t i = 0; i < n; ++i) leaf(i);
-    w.EndArray();
+    AppendRun(out, 0, n, leaf);
   }
   return Status::Ok();
 }

@@ -50,6 +50,16 @@ StatusOr<Shape> ParseShape(element e, const std::string& what) {
     }
     shape.push_back(v);
   }
+  // Keeps element counts and byte sizes far from int64 overflow.
+  constexpr int64_t kMaxElements = int64_t{1} << 40;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && n > kMaxElements / d) {
+      return InvalidArgument(what + ": shape " + ShapeToString(shape) + " has more than 2^40 "
+                             "elements");
+    }
+    n *= d;
+  }
   return shape;
 }
 

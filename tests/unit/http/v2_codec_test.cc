@@ -82,6 +82,11 @@ TEST(V2Parse, ClearErrors) {
   EXPECT_NE(ErrorOf(R"({"inputs":[{"name":"x","shape":[-1],"datatype":"FP32","data":[]}]})")
                 .find("non-negative integers"),
             std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"inputs":[{"name":"x","shape":[1099511627776,1048576],"datatype":"FP32","data":[]}]})")
+                .find("has more than 2^40 elements"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf(R"({"inputs":[{"name":"x","shape":[1000000000000],"datatype":"FP32","data":[1]}]})"),
+            "input 'x': shape [1000000000000] needs 1000000000000 elements, data has 1");
   EXPECT_EQ(ErrorOf(R"({"outputs":[]})"), "request: missing 'inputs' (a list)");
   EXPECT_EQ(ErrorOf(R"({"inputs":[]})"), "request: 'inputs' is empty");
   EXPECT_EQ(ErrorOf("[1]"), "request: expected a JSON object, got a list");
