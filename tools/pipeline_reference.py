@@ -101,6 +101,11 @@ FIXTURE_CASES = [
     ("digit_invert", "digit_8x8.png", dict(color="grayscale", invert=True), 1e-6),
     ("bgr_png", "scene_64x48.png", dict(resize=32, crop=28, color="bgr"), 1e-6),
     ("gray_jpeg", "scene_64x48.jpg", dict(resize=32, crop=28, color="grayscale"), 1e-6),
+    ("rgba_png", "scene_rgba.png", dict(resize=32, crop=28), 1e-6),
+    ("palette_png", "scene_palette.png", dict(resize=32, crop=28), 1e-6),
+    ("gray_alpha_png", "scene_la.png", dict(resize=32, crop=28), 1e-6),
+    ("gray_source_jpeg", "scene_gray.jpg", dict(resize=32, crop=28), 1e-6),
+    ("progressive_jpeg", "scene_progressive.jpg", dict(resize=32, crop=28), 1e-6),
 ] + [("exif%d_jpeg" % o, "exif%d_24x18.jpg" % o, dict(resize=12, crop=10), 1e-6) for o in range(1, 9)]
 
 
@@ -123,6 +128,13 @@ def cmd_fixtures(args):
     scene.save(os.path.join(out, "scene_64x48.jpg"), quality=92)
     scene.save(os.path.join(out, "scene_64x48_lossless.webp"), lossless=True)
     scene.save(os.path.join(out, "scene_64x48.bmp"))
+    rgba = scene.copy()
+    rgba.putalpha(Image.fromarray((np.arange(64 * 48).reshape(48, 64) % 256).astype(np.uint8)))
+    rgba.save(os.path.join(out, "scene_rgba.png"))
+    scene.convert("P", palette=Image.ADAPTIVE).save(os.path.join(out, "scene_palette.png"))
+    rgba.convert("LA").save(os.path.join(out, "scene_la.png"))
+    scene.convert("L").save(os.path.join(out, "scene_gray.jpg"), quality=92)
+    scene.save(os.path.join(out, "scene_progressive.jpg"), quality=92, progressive=True)
     synthetic_scene(61, 47, 2).save(os.path.join(out, "scene_61x47.png"))
     synthetic_scene(37, 70, 3).save(os.path.join(out, "portrait_37x70.png"))
     synthetic_scene(20, 15, 4).save(os.path.join(out, "tiny_20x15.png"))
