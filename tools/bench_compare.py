@@ -4,36 +4,66 @@
   /usr/bin/python3 tools/bench_compare.py OUT_DIR [--headline c=4] [--reference inferd]
 
 OUT_DIR holds configs.txt (one server configuration per line, in order) and, per
-configuration, <cfg>.json (from `inferd bench --json`) and optionally <cfg>.wrk.txt (wrk
-output with the WRK_JSON line of tools/wrk_post_file.lua). Prints Markdown tables:
+configuration and round, <cfg>.r<N>.json (from `inferd bench --json`) and optionally
+<cfg>.r<N>.wrk.txt (wrk output with the WRK_JSON line of tools/wrk_post_file.lua); with
+several rounds every figure is the median over the rounds (failures are summed).
+Prints Markdown tables:
 per load step, each server's successful requests/s, p50, p99 and failures, with the
 reference's throughput divided by the server's (x faster) and the server's p99 divided
 by the reference's (x lower p99). Standard library only.
 """
 import argparse
+import glob
 import json
 import os
 import re
+import statistics
 import sys
 
 
+def rounds(out, cfg, suffix):
+    """The files of every round of `cfg` (<cfg>.r1<suffix>, ...), or <cfg><suffix>."""
+    paths = glob.glob(os.path.join(glob.escape(out), glob.escape(cfg) + ".r*" + suffix))
+    paths = [p for p in paths if re.search(r"\.r\d+" + re.escape(suffix) + "$", p)]
+    if not paths and os.path.exists(os.path.join(out, cfg + suffix)):
+        paths = [os.path.join(out, cfg + suffix)]
+    return sorted(paths)
+
+
 def load_bench(out, cfg):
-    path = os.path.join(out, cfg + ".json")
-    if not os.path.exists(path):
+    """label -> step, the median over rounds of throughput and latencies."""
+    runs = []
+    for path in rounds(out, cfg, ".json"):
+        with open(path) as f:
+            runs.append({s["label"]: s for s in json.load(f)["steps"]})
+    if not runs:
         return None
-    with open(path) as f:
-        return {s["label"]: s for s in json.load(f)["steps"]}
+    merged = {}
+    for label in runs[0]:
+        steps = [r[label] for r in runs if label in r]
+        m = dict(steps[0])
+        m["requests_per_s"] = statistics.median(s["requests_per_s"] for s in steps)
+        m["failures"] = sum(s["failures"] for s in steps)
+        m["latency_ms"] = {k: statistics.median(s["latency_ms"][k] for s in steps)
+                           for k in steps[0]["latency_ms"]}
+        m["rounds"] = len(steps)
+        merged[label] = m
+    return merged
 
 
 def load_wrk(out, cfg):
-    path = os.path.join(out, cfg + ".wrk.txt")
-    if not os.path.exists(path):
+    runs = []
+    for path in rounds(out, cfg, ".wrk.txt"):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("WRK_JSON "):
+                    runs.append(json.loads(line[len("WRK_JSON "):]))
+    if not runs:
         return None
-    with open(path) as f:
-        for line in f:
-            if line.startswith("WRK_JSON "):
-                return json.loads(line[len("WRK_JSON "):])
-    return None
+    m = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    m["errors"] = sum(r["errors"] for r in runs)
+    m["rounds"] = len(runs)
+    return m
 
 
 def ratio(a, b):
@@ -175,7 +205,11 @@ def main():
     if os.path.exists(setup):
         with open(setup) as f:
             print("".join("    " + l for l in f))
-    print("Closed-loop sweep, `inferd bench` (successful requests/s; latency percentiles by nearest rank):\n")
+    n = max((s.get("rounds", 1) for s in (load_bench(args.out, args.reference) or {}).values()),
+            default=1)
+    how = f"median of {n} rounds" if n > 1 else "one round"
+    print(f"Closed-loop sweep, `inferd bench` (successful requests/s; latency percentiles by "
+          f"nearest rank; {how}):\n")
     print(bench_table(args.out, configs, args.reference))
     wrk = wrk_table(args.out, configs, args.reference, args.headline)
     if wrk:

@@ -17,6 +17,8 @@
 #   CONFIGS="inferd uvicorn1 gunicorn2 gunicorn2_t1"  (the modes of the peers' run.sh)
 #   CONCURRENCY=1,2,4,8  DURATION=5  WARMUP=3  WINDOWS=3  MAX_WINDOWS=6
 #   HEADLINE=4 (wrk's concurrency)  WRK_DURATION=15s  OUT=bench-out/<model>-<time>
+#   ROUNDS=1 (run every configuration this many times, interleaved; the tables
+#             show the median of the rounds per step: a noisy machine needs 3)
 #   SERVE_ARGS="" (extra `inferd serve` flags)  BENCH_ARGS="" (extra `inferd bench` flags)
 # Installs the Python baseline's Debian packages (python3-fastapi python3-uvicorn
 # gunicorn python3-pil) when missing: the tests do not need them, only this.
@@ -41,6 +43,7 @@ WINDOWS=${WINDOWS:-3}
 MAX_WINDOWS=${MAX_WINDOWS:-6}
 HEADLINE=${HEADLINE:-4}
 WRK_DURATION=${WRK_DURATION:-15s}
+ROUNDS=${ROUNDS:-1}
 OUT=$(realpath -m "${OUT:-bench-out/${MODEL}-$(date +%Y%m%d-%H%M%S)}")
 SERVE_ARGS=${SERVE_ARGS:-}
 BENCH_ARGS=${BENCH_ARGS:-}
@@ -133,13 +136,18 @@ echo "$CONFIGS" | tr ' ' '\n' | grep -v '^$' > "$OUT/configs.txt"
   echo "sweep: inferd bench --concurrency $CONCURRENCY --duration $DURATION --warmup $WARMUP" \
        "--windows $WINDOWS --max-windows $MAX_WINDOWS $BENCH_ARGS"
   echo "wrk: -t1 -c$HEADLINE -d$WRK_DURATION"
+  echo "rounds: $ROUNDS (medians per step)"
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/setup.txt"
 cat "$OUT/setup.txt" >&2
 
+for round in $(seq "$ROUNDS"); do
 for cfg in $CONFIGS; do
   port=$(free_port)
-  log="$OUT/$cfg.server.log"
-  echo "== $cfg on port $port" >&2
+  tag="$cfg.r$round"
+  log="$OUT/$tag.server.log"
+  echo "== $cfg (round $round/$ROUNDS) on port $port, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  echo "$tag: load average $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/loadavg.txt"
   if [ "$cfg" = inferd ]; then
     mport=$(free_port)
     metrics_port=$(free_port)
@@ -154,18 +162,19 @@ for cfg in $CONFIGS; do
   "$INFERD" bench --url "http://127.0.0.1:$port" --model "$MODEL" --input "$IMAGE" \
     --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP" \
     --windows "$WINDOWS" --max-windows "$MAX_WINDOWS" \
-    --json "$OUT/$cfg.json" --csv "$OUT/$cfg.csv" --plot "$OUT/$cfg.svg" $BENCH_ARGS \
-    | tee "$OUT/$cfg.bench.txt" >&2
+    --json "$OUT/$tag.json" --csv "$OUT/$tag.csv" --plot "$OUT/$tag.svg" $BENCH_ARGS \
+    | tee "$OUT/$tag.bench.txt" >&2
 
   WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE="$CONTENT_TYPE" \
     wrk -t1 -c"$HEADLINE" -d"$WRK_DURATION" --latency -s tools/wrk_post_file.lua \
-    "http://127.0.0.1:$port/predictions/$MODEL" > "$OUT/$cfg.wrk.txt" 2>&1 ||
-    echo "bench_vs_python: wrk failed for $cfg (see $OUT/$cfg.wrk.txt)" >&2
+    "http://127.0.0.1:$port/predictions/$MODEL" > "$OUT/$tag.wrk.txt" 2>&1 ||
+    echo "bench_vs_python: wrk failed for $cfg (see $OUT/$tag.wrk.txt)" >&2
 
   if [ "$cfg" = inferd ]; then
-    curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/inferd.metrics.txt" || true
+    curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/$tag.metrics.txt" || true
   fi
   stop_server
+done
 done
 
 $PY tools/bench_compare.py "$OUT" --headline "c=$HEADLINE" | tee "$OUT/summary.md"
