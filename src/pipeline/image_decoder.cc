@@ -45,6 +45,15 @@ StatusOr<cv::Mat> DecodeWithOpenCv(std::string_view bytes, const std::string& fo
 }  // namespace
 
 StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& options) {
+  // OpenCV would run cvtColor/flip on its own TBB pool: threads outside the
+  // core plan, next to pinned executors. Pre-processing runs on the executor
+  // that asked for it, so OpenCV runs sequentially (process-wide setting;
+  // pipeline/ is OpenCV's only user).
+  static const bool sequential = [] {
+    cv::setNumThreads(0);
+    return true;
+  }();
+  (void)sequential;
   DecodedImage image;
   ASSIGN_OR_RETURN(image.info, ProbeImage(bytes));
   const ImageInfo& info = image.info;

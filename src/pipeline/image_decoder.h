@@ -13,7 +13,8 @@
 // resampler handles a pixel as one SIMD vector.
 // Grayscale output is PIL's convert("L") of the RGB pixels (ITU-R 601-2 luma
 // in Pillow's fixed point), so it matches torchvision pipelines bit for bit.
-// Pure function; thread-safe.
+// Thread-safe. The first call sets OpenCV to run sequentially (cv::setNumThreads(0)):
+// decoding runs on the calling executor, never on an OpenCV thread pool.
 #pragma once
 
 #include <cstdint>
