@@ -106,6 +106,9 @@ FIXTURE_CASES = [
     ("gray_alpha_png", "scene_la.png", dict(resize=32, crop=28), 1e-6),
     ("gray_source_jpeg", "scene_gray.jpg", dict(resize=32, crop=28), 1e-6),
     ("progressive_jpeg", "scene_progressive.jpg", dict(resize=32, crop=28), 1e-6),
+    # big enough that only part of the JPEG is decoded (rows and iMCU columns around the crop)
+    ("partial_landscape_jpeg", "scene_203x121.jpg", dict(resize=64, crop=28), 1e-6),
+    ("partial_portrait_jpeg", "scene_121x203.jpg", dict(resize=64, crop=28), 1e-6),
 ] + [("exif%d_jpeg" % o, "exif%d_24x18.jpg" % o, dict(resize=12, crop=10), 1e-6) for o in range(1, 9)]
 
 
@@ -136,6 +139,8 @@ def cmd_fixtures(args):
     scene.convert("L").save(os.path.join(out, "scene_gray.jpg"), quality=92)
     scene.save(os.path.join(out, "scene_progressive.jpg"), quality=92, progressive=True)
     synthetic_scene(61, 47, 2).save(os.path.join(out, "scene_61x47.png"))
+    synthetic_scene(203, 121, 7).save(os.path.join(out, "scene_203x121.jpg"), quality=92)
+    synthetic_scene(121, 203, 8).save(os.path.join(out, "scene_121x203.jpg"), quality=92)
     synthetic_scene(37, 70, 3).save(os.path.join(out, "portrait_37x70.png"))
     synthetic_scene(20, 15, 4).save(os.path.join(out, "tiny_20x15.png"))
     exif = Image.Exif()

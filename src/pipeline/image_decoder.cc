@@ -1,5 +1,6 @@
 #include "pipeline/image_decoder.h"
 
+#include <algorithm>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <string>
@@ -56,26 +57,30 @@ StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& 
   (void)sequential;
   DecodedImage image;
   ASSIGN_OR_RETURN(image.info, ProbeImage(bytes));
+  RETURN_IF_ERROR(CheckImageInfo(image.info, options));
   const ImageInfo& info = image.info;
   const std::string format(ImageFormatName(info.format));
-  if (info.width <= 0 || info.height <= 0) {
-    return InvalidArgument(format + " image has zero size (" + std::to_string(info.width) + "x" +
-                           std::to_string(info.height) + ")");
-  }
-  if (info.width > options.max_pixels / info.height) {  // w * h > max, without overflow
-    return PayloadTooLarge(format + " image of " + std::to_string(info.width) + "x" +
-                           std::to_string(info.height) + " pixels is past the limit of " +
-                           std::to_string(options.max_pixels) + " pixels (preprocess.max_pixels)");
-  }
-  if (!info.complete) {
-    return InvalidArgument("truncated " + format + " image: no end-of-image marker after the scan");
-  }
   cv::Mat decoded;
   image.bgr = true;
   if (info.format == ImageFormat::kJpeg) {
-    auto jpeg = DecodeJpeg(bytes, /*rgbx=*/!options.grayscale);
+    JpegRegion region;
+    const bool partial = info.orientation == 1 && options.region[2] > 0 && options.region[3] > 0;
+    if (partial) {  // a margin of one iMCU keeps upsampling at the edges out of the region
+      constexpr int kMargin = 16;
+      const int x0 = std::max(0, options.region[0] - kMargin);
+      const int y0 = std::max(0, options.region[1] - kMargin);
+      region.x = x0;
+      region.y = y0;
+      region.width = static_cast<int>(
+          std::min<int64_t>(info.width, options.region[0] + options.region[2] + kMargin) - x0);
+      region.height = static_cast<int>(
+          std::min<int64_t>(info.height, options.region[1] + options.region[3] + kMargin) - y0);
+    }
+    auto jpeg = DecodeJpeg(bytes, /*rgbx=*/!options.grayscale, partial ? &region : nullptr);
     if (jpeg.ok()) {
-      decoded = ApplyOrientation(*jpeg, info.orientation);
+      decoded = ApplyOrientation(jpeg->pixels, info.orientation);
+      image.x0 = jpeg->x0;
+      image.y0 = jpeg->y0;
       image.bgr = false;
     } else if (jpeg.status().code() != StatusCode::kFailedPrecondition) {
       return jpeg.status();
@@ -96,6 +101,23 @@ StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& 
     image.pixels = std::move(decoded);
   }
   return image;
+}
+
+Status CheckImageInfo(const ImageInfo& info, const DecodeOptions& options) {
+  const std::string format(ImageFormatName(info.format));
+  if (info.width <= 0 || info.height <= 0) {
+    return InvalidArgument(format + " image has zero size (" + std::to_string(info.width) + "x" +
+                           std::to_string(info.height) + ")");
+  }
+  if (info.width > options.max_pixels / info.height) {  // w * h > max, without overflow
+    return PayloadTooLarge(format + " image of " + std::to_string(info.width) + "x" +
+                           std::to_string(info.height) + " pixels is past the limit of " +
+                           std::to_string(options.max_pixels) + " pixels (preprocess.max_pixels)");
+  }
+  if (!info.complete) {
+    return InvalidArgument("truncated " + format + " image: no end-of-image marker after the scan");
+  }
+  return Status::Ok();
 }
 
 }  // namespace inferd::pipeline

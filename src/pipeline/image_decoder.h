@@ -29,16 +29,23 @@ namespace inferd::pipeline {
 struct DecodeOptions {
   int64_t max_pixels = 64LL * 1000 * 1000;  // width * height; larger answers kPayloadTooLarge
   bool grayscale = false;                   // 1 channel (PIL "L") instead of 3
+  // The part of the image the caller will read {x, y, width, height}; JPEGs
+  // without EXIF rotation then decode only about that part. Empty = all.
+  int region[4] = {0, 0, 0, 0};
 };
 
 struct DecodedImage {
-  ImageInfo info;    // as the header says (before EXIF rotation)
-  cv::Mat pixels;    // CV_8UC4 (RGBX or BGRX) or CV_8UC1, after EXIF rotation
-  bool bgr = false;  // colour pixels are in B,G,R,X order
+  ImageInfo info;      // as the header says (before EXIF rotation)
+  int x0 = 0, y0 = 0;  // where pixels(0, 0) lies in the whole (upright) image
+  cv::Mat pixels;      // CV_8UC4 (RGBX or BGRX) or CV_8UC1, after EXIF rotation
+  bool bgr = false;    // colour pixels are in B,G,R,X order
 };
 
 // kInvalidArgument: not an image, corrupt, truncated, zero-sized.
 // kPayloadTooLarge: more than max_pixels.
 StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& options);
+
+// The header checks DecodeImage starts with (zero size, pixel limit, truncation).
+Status CheckImageInfo(const ImageInfo& info, const DecodeOptions& options);
 
 }  // namespace inferd::pipeline

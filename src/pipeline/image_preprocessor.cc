@@ -123,16 +123,20 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   DecodeOptions options;
   options.max_pixels = config_.max_pixels;
   options.grayscale = channels_ == 1;
-  ASSIGN_OR_RETURN(DecodedImage decoded, DecodeImage(bytes, options));
-  const cv::Mat& src = decoded.pixels;
-  const int w = src.cols, h = src.rows;
+  // The geometry comes from the header, so that the decoder can skip what the
+  // crop throws away.
+  ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
+  RETURN_IF_ERROR(CheckImageInfo(info, options));
+  const bool transposed = info.orientation >= 5;  // EXIF 5-8 swap width and height
+  const int w = static_cast<int>(transposed ? info.height : info.width);
+  const int h = static_cast<int>(transposed ? info.width : info.height);
 
   int rw = w, rh = h;  // after resize
   if (config_.width > 0) {
     rw = config_.width;
     rh = config_.height;
-  } else if (config_.resize >
-             0) {  // torchvision: shorter side = resize, long = int(resize*long/short)
+  } else if (config_.resize > 0) {
+    // torchvision: shorter side = resize, longer = int(resize * long / short)
     const int64_t shorter = std::min(w, h), longer = std::max(w, h);
     const int64_t new_long = static_cast<int64_t>(static_cast<double>(config_.resize * longer) /
                                                   static_cast<double>(shorter));
@@ -151,23 +155,37 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
     return PayloadTooLarge("image would be " + Dims(cw, ch) + " after resizing, past max_pixels");
   }
   const CropAxis ax = CenterCropAxis(rw, cw), ay = CenterCropAxis(rh, ch);
-  out->width = cw;
-  out->height = ch;
-  const int stored = src.channels();
-  out->channels = stored;
-  out->bgr = channels_ == 3 && decoded.bgr;
-
   ResizeWindowSpec spec;
   spec.in_width = w;
   spec.in_height = h;
-  spec.in_stride = src.step[0];
-  spec.channels = stored;
   spec.out_width = rw;
   spec.out_height = rh;
   spec.x0 = ax.offset;
   spec.y0 = ay.offset;
   spec.window_width = ax.length;
   spec.window_height = ay.length;
+  const SourceRange needed = NeededSource(spec);
+  options.region[0] = needed.x_begin;
+  options.region[1] = needed.y_begin;
+  options.region[2] = needed.x_end - needed.x_begin;
+  options.region[3] = needed.y_end - needed.y_begin;
+
+  ASSIGN_OR_RETURN(DecodedImage decoded, DecodeImage(bytes, options));
+  const cv::Mat& src = decoded.pixels;
+  if (decoded.x0 > needed.x_begin || decoded.y0 > needed.y_begin ||
+      decoded.x0 + src.cols < needed.x_end || decoded.y0 + src.rows < needed.y_end) {
+    return Internal("image decoder returned less than the needed part of the image");
+  }
+  const int stored = src.channels();
+  spec.in_stride = src.step[0];
+  spec.channels = stored;
+  spec.src_x0 = decoded.x0;
+  spec.src_y0 = decoded.y0;
+  out->width = cw;
+  out->height = ch;
+  out->channels = stored;
+  out->bgr = channels_ == 3 && decoded.bgr;
+
   std::vector<uint8_t> scratch;
   const bool padded = ax.pad > 0 || ay.pad > 0 || ax.length < cw || ay.length < ch;
   if (!padded) {

@@ -38,7 +38,8 @@ void EmitMessage(j_common_ptr cinfo, int level) {
 enum class Outcome { kOk, kError, kTruncated, kUnsupportedColor };
 
 // Only trivially destructible locals live in this frame: longjmp skips destructors.
-Outcome Decode(const unsigned char* data, size_t size, bool rgbx, cv::Mat* out, ErrorManager* err) {
+Outcome Decode(const unsigned char* data, size_t size, bool rgbx, const JpegRegion* region,
+               DecodedJpeg* out, ErrorManager* err) {
   jpeg_decompress_struct cinfo;
   cinfo.err = jpeg_std_error(&err->pub);
   err->pub.error_exit = ErrorExit;
@@ -58,28 +59,48 @@ Outcome Decode(const unsigned char* data, size_t size, bool rgbx, cv::Mat* out, 
   }
   cinfo.out_color_space = rgbx ? JCS_EXT_RGBX : JCS_RGB;
   jpeg_start_decompress(&cinfo);
-  out->create(static_cast<int>(cinfo.output_height), static_cast<int>(cinfo.output_width),
-              rgbx ? CV_8UC4 : CV_8UC3);
+  JDIMENSION first_row = 0, end_row = cinfo.output_height;
+  out->x0 = 0;
+  out->y0 = 0;
+  if (region) {
+    // Columns: libjpeg widens the range to whole iMCUs; rows: skip, then stop early.
+    JDIMENSION x = static_cast<JDIMENSION>(region->x),
+               width = static_cast<JDIMENSION>(region->width);
+    jpeg_crop_scanline(&cinfo, &x, &width);
+    out->x0 = static_cast<int>(x);
+    first_row = static_cast<JDIMENSION>(region->y);
+    end_row = static_cast<JDIMENSION>(region->y + region->height);
+    if (first_row > 0) jpeg_skip_scanlines(&cinfo, first_row);
+    out->y0 = static_cast<int>(first_row);
+  }
+  out->pixels.create(static_cast<int>(end_row - first_row), static_cast<int>(cinfo.output_width),
+                     rgbx ? CV_8UC4 : CV_8UC3);
   JSAMPROW rows[16];
-  while (cinfo.output_scanline < cinfo.output_height) {
-    const unsigned left = cinfo.output_height - cinfo.output_scanline;
+  while (cinfo.output_scanline < end_row) {
+    const unsigned left = end_row - cinfo.output_scanline;
     const unsigned n = left < 16 ? left : 16;
-    for (unsigned i = 0; i < n; ++i)
-      rows[i] = out->ptr<unsigned char>(static_cast<int>(cinfo.output_scanline + i));
+    for (unsigned i = 0; i < n; ++i) {
+      rows[i] =
+          out->pixels.ptr<unsigned char>(static_cast<int>(cinfo.output_scanline - first_row + i));
+    }
     jpeg_read_scanlines(&cinfo, rows, n);
   }
-  jpeg_finish_decompress(&cinfo);
+  if (cinfo.output_scanline < cinfo.output_height) {
+    jpeg_abort_decompress(&cinfo);  // the rows below the region are not needed
+  } else {
+    jpeg_finish_decompress(&cinfo);
+  }
   jpeg_destroy_decompress(&cinfo);
   return err->premature_end ? Outcome::kTruncated : Outcome::kOk;
 }
 
 }  // namespace
 
-StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes, bool rgbx) {
-  cv::Mat out;
+StatusOr<DecodedJpeg> DecodeJpeg(std::string_view bytes, bool rgbx, const JpegRegion* region) {
+  DecodedJpeg out;
   ErrorManager err;
-  switch (Decode(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), rgbx, &out,
-                 &err)) {
+  switch (Decode(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), rgbx, region,
+                 &out, &err)) {
     case Outcome::kOk:
       return out;
     case Outcome::kTruncated:

@@ -18,11 +18,27 @@
 
 namespace inferd::pipeline {
 
+// A part of the image in stored (pre-EXIF) pixel coordinates.
+struct JpegRegion {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+struct DecodedJpeg {
+  cv::Mat pixels;      // the decoded rows and columns
+  int x0 = 0, y0 = 0;  // where pixels(0, 0) is in the whole image
+};
+
 // CV_8UC3 in R,G,B order, or with `rgbx` CV_8UC4 R,G,B,X (X = 255): four
 // bytes per pixel let the resampler treat a pixel as one SIMD vector.
+// With `region`, only its rows are decoded (the rows above are skipped, those
+// below never read) and only its columns widened to whole iMCUs
+// (jpeg_crop_scanline): the pixels outside the crop are never made. The pixels
+// inside are the same bytes as a whole decode, as long as the region has some
+// margin (fancy upsampling reads one neighbour sample).
 // kInvalidArgument for corrupt or truncated data, kFailedPrecondition for
 // colour spaces libjpeg cannot turn into RGB.
-StatusOr<cv::Mat> DecodeJpeg(std::string_view bytes, bool rgbx = false);
+StatusOr<DecodedJpeg> DecodeJpeg(std::string_view bytes, bool rgbx = false,
+                                 const JpegRegion* region = nullptr);
 
 // Turns pixels stored with EXIF orientation `orientation` (1..8) upright, as
 // PIL's ImageOps.exif_transpose does. 1 returns `image` itself.

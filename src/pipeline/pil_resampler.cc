@@ -160,6 +160,29 @@ void Horizontal(const uint8_t* row, const AxisCoefficients& c, int channels, uin
 
 }  // namespace
 
+// [begin, end) of the source indices one axis of the window reads.
+void AxisRange(int in_size, int out_size, int begin, int n, int* lo, int* hi) {
+  if (in_size == out_size) {
+    *lo = begin;
+    *hi = begin + n;
+    return;
+  }
+  AxisCoefficients c = ComputeCoefficients(in_size, out_size, begin, n);
+  *lo = c.first.front();
+  *hi = c.first.front() + c.count.front();
+  for (int i = 0; i < n; ++i) {
+    *lo = std::min(*lo, c.first[i]);
+    *hi = std::max(*hi, c.first[i] + c.count[i]);
+  }
+}
+
+SourceRange NeededSource(const ResizeWindowSpec& s) {
+  SourceRange r;
+  AxisRange(s.in_width, s.out_width, s.x0, s.window_width, &r.x_begin, &r.x_end);
+  AxisRange(s.in_height, s.out_height, s.y0, s.window_height, &r.y_begin, &r.y_end);
+  return r;
+}
+
 void ResizeWindow(const uint8_t* src, const ResizeWindowSpec& s, uint8_t* dst,
                   std::vector<uint8_t>* scratch) {
   const int ch = s.channels;
@@ -184,20 +207,22 @@ void ResizeWindow(const uint8_t* src, const ResizeWindowSpec& s, uint8_t* dst,
   size_t rows_stride;
   if (horizontal) {
     AxisCoefficients hc = ComputeCoefficients(s.in_width, s.out_width, s.x0, s.window_width);
+    for (int& f : hc.first) f -= s.src_x0;  // into the decoded part
     uint8_t* tmp = dst;
     if (vertical) {
       scratch->resize(static_cast<size_t>(row_end - row_begin) * row_bytes);
       tmp = scratch->data();
     }
     for (int r = row_begin; r < row_end; ++r) {
-      Horizontal(src + static_cast<size_t>(r) * s.in_stride, hc, ch,
+      Horizontal(src + static_cast<size_t>(r - s.src_y0) * s.in_stride, hc, ch,
                  tmp + static_cast<size_t>(r - row_begin) * row_bytes);
     }
     if (!vertical) return;
     rows = tmp;
     rows_stride = row_bytes;
   } else {
-    rows = src + static_cast<size_t>(row_begin) * s.in_stride + static_cast<size_t>(s.x0) * ch;
+    rows = src + static_cast<size_t>(row_begin - s.src_y0) * s.in_stride +
+           static_cast<size_t>(s.x0 - s.src_x0) * ch;
     rows_stride = s.in_stride;
     if (!vertical) {
       for (int r = 0; r < s.window_height; ++r) {

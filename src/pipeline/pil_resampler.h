@@ -24,9 +24,17 @@ struct ResizeWindowSpec {
   int out_width = 0, out_height = 0;        // size of the (virtual) resized image
   int x0 = 0, y0 = 0;                       // window origin in the resized image
   int window_width = 0, window_height = 0;  // inside [0,out_width) x [0,out_height)
+  int src_x0 = 0, src_y0 = 0;  // where `src` starts in the source image (a decoded part of it)
 };
 
-// Writes window_height x window_width x channels packed uint8 to `dst`.
+// The source pixels [x_begin, x_end) x [y_begin, y_end) that ResizeWindow reads.
+struct SourceRange {
+  int x_begin = 0, x_end = 0, y_begin = 0, y_end = 0;
+};
+SourceRange NeededSource(const ResizeWindowSpec& spec);
+
+// Writes window_height x window_width x channels packed uint8 to `dst`. `src`
+// holds at least NeededSource(spec), its pixel (0, 0) being (src_x0, src_y0).
 // `scratch` is reused between calls to avoid allocations.
 void ResizeWindow(const uint8_t* src, const ResizeWindowSpec& spec, uint8_t* dst,
                   std::vector<uint8_t>* scratch);
