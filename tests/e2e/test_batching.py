@@ -17,7 +17,7 @@ from inferd_e2e import (assert_same, get, infer_json, metric_sum_model, parse_in
                         parse_metrics, post, wait_until)
 
 BATCHING = "dynamic_batching: {max_queue_delay_us: 20000}\n"
-SLOW_ITERATIONS = 150  # about 50 ms of matrix products per request
+SLOW_ITERATIONS = 150  # about 100 ms of matrix products per request
 
 
 def with_config(text, **keys):
@@ -204,19 +204,19 @@ def test_deadline_in_queue_answers_504(batch_server, batch_store):
     dropped0 = metric_sum_model(samples, "inferd_rejected_total", "deadline_slow", reason="deadline")
 
     def fire(i):
-        if i < 6:
+        if i < 8:
             return post(s.http, "/v2/models/deadline_slow/infer", body(SLOW_ITERATIONS))
         wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "long requests queued")
         return post(s.http, "/v2/models/deadline_slow/infer", body(1, timeout=20000))
 
-    results = run_concurrently(7, fire)
-    for i, r in enumerate(results[:6]):
+    results = run_concurrently(9, fire)
+    for i, r in enumerate(results[:8]):
         assert not isinstance(r, Exception), f"request {i}: {r!r}"
         doc, out = parse_infer_response(r)
         assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i}")
-    r = results[6]
+    r = results[8]
     assert not isinstance(r, Exception), repr(r)
-    assert r.status == 504, f"a 20 ms deadline behind six ~100 ms requests: expected 504, got {r}"
+    assert r.status == 504, f"a 20 ms deadline behind 3+ queued ~100 ms requests: expected 504, got {r}"
     assert "deadline_slow" in r.error() or "deadline" in r.error() or "waited" in r.error(), r
     samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
     dropped = metric_sum_model(samples, "inferd_rejected_total", "deadline_slow", reason="deadline")
@@ -225,29 +225,38 @@ def test_deadline_in_queue_answers_504(batch_server, batch_store):
 
 def test_priority_overtakes_queued_requests(batch_server, batch_store):
     """v2 `priority` (lower runs first, 0 the default): a default-priority
-    request sent behind queued priority-5 ones runs before most of them."""
+    request sent once 3+ priority-5 ones are queued runs before at least 2 of them."""
     s = batch_server
     ref = slow_reference(batch_store, "deadline_slow", SLOW_ITERATIONS)
-    done = {}
+    LOW = 10
+    done, sent = {}, {}
+    t0 = time.monotonic()
 
     def fire(i):
-        if i == 6:
-            wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "low-priority requests queued")
-        params = {"priority": 5} if i < 6 else {}
+        if i == LOW:
+            seen = []
+            try:
+                wait_until(lambda: seen.append(queue_depth(s, "deadline_slow")) or seen[-1] >= 3, 30,
+                           "low-priority requests queued")
+            except AssertionError as e:
+                raise AssertionError(f"{e}; depths seen {seen[:20]}...; done {sorted(done.items())}")
+        sent[i] = time.monotonic() - t0
+        params = {"priority": 5} if i < LOW else {}
         body = {"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
                             "data": [SLOW_ITERATIONS]}], "parameters": params}
         r = post(s.http, "/v2/models/deadline_slow/infer", body)
-        done[i] = time.monotonic()
+        done[i] = time.monotonic() - t0
         return r
 
-    results = run_concurrently(7, fire)
+    results = run_concurrently(LOW + 1, fire)
     for i, r in enumerate(results):
         assert not isinstance(r, Exception), f"request {i}: {r!r}"
         doc, out = parse_infer_response(r)
         assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i}")
-    after = sum(1 for i in range(6) if done[i] > done[6])
-    assert after >= 2, (f"the default-priority request finished after {6 - after} of the 6 "
-                        f"priority-5 ones (3+ were queued when it came): it did not overtake them")
+    after = sum(1 for i in range(LOW) if done[i] > done[LOW])
+    assert after >= 2, (f"the default-priority request finished after {LOW - after} of the {LOW} "
+                        f"priority-5 ones (3+ were queued when it came): it did not overtake them; "
+                        f"sent at {sorted(sent.items())}, done at {sorted(done.items())}")
 
 
 def slow_reference(store, model, iterations):
@@ -295,7 +304,7 @@ def test_full_queue_answers_429(batch_server, batch_store):
 # ------------------------------------------------------------------ drain
 
 def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory):
-    """Eight long requests are sent, four or more seen queued in /metrics, then
+    """Ten long requests are sent, four or more seen queued in /metrics, then
     SIGTERM: the queued ones answer 200 with the right body, none is left
     unanswered; new requests sent during the drain answer 503 (or find the
     port closed); readiness turns false; the process exits 0 within the grace
@@ -310,7 +319,7 @@ def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory)
     iterations = SLOW_ITERATIONS
     ref = slow_reference(store, "small_queue", iterations)
     probe = torch.tensor([[1.0, -2.0, 3.5]])
-    n = 8
+    n = 10
     results = [None] * n
 
     def one_shot(i):
@@ -328,18 +337,26 @@ def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory)
     probes = []  # (seconds after the signal, outcome)
     exited = threading.Event()
 
+    def probe_once():
+        at = time.monotonic() - t0
+        try:
+            probes.append((at, infer_json(s.http, "identity_fp32", [("input", probe)])))
+        except ConnectionRefusedError:
+            probes.append((at, "refused"))
+        except (ConnectionError, http.client.HTTPException, OSError) as e:
+            probes.append((at, e))
+
     def prober():
-        while not exited.is_set():
-            at = time.monotonic() - t0
-            try:
-                r = infer_json(s.http, "identity_fp32", [("input", probe)])
-                probes.append((at, r))
-            except ConnectionRefusedError:
-                probes.append((at, "refused"))
-                return
-            except (ConnectionError, http.client.HTTPException, OSError) as e:
-                probes.append((at, e))
+        # One thread per probe: a probe accepted before the signal waits behind
+        # the queue and must not hold the others back.
+        threads = []
+        while not exited.is_set() and not any(r == "refused" for _, r in probes):
+            t = threading.Thread(target=probe_once)
+            t.start()
+            threads.append(t)
             time.sleep(0.02)
+        for t in threads:
+            t.join(60)
 
     t0 = time.monotonic()
     s.signal()
