@@ -1,11 +1,10 @@
 #include "http/connection.h"
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
-
 #include <sys/socket.h>
 
 #include <array>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <cerrno>
 
 #include "http/json_body.h"
@@ -53,7 +52,8 @@ void SplitTarget(std::string_view target, HttpRequest& req) {
     std::string_view pair = query.substr(0, amp);
     size_t eq = pair.find('=');
     std::string key = PercentDecode(pair.substr(0, eq), true);
-    std::string value = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
+    std::string value =
+        eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
     if (!key.empty()) req.query[key] = value;
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
@@ -64,10 +64,7 @@ void SplitTarget(std::string_view target, HttpRequest& req) {
 
 Connection::Connection(net::ip::tcp::socket socket, std::shared_ptr<net::io_context> io,
                        const Router* router, ConnectionOptions options)
-    : io_(std::move(io)),
-      stream_(std::move(socket)),
-      router_(router),
-      options_(options) {}
+    : io_(std::move(io)), stream_(std::move(socket)), router_(router), options_(options) {}
 
 Connection::~Connection() {
   if (cancelled_) cancelled_->store(true);
@@ -90,10 +87,9 @@ void Connection::ReadHeader() {
   parser_.emplace();
   parser_->body_limit(options_.body_limit);
   stream_.expires_after(options_.idle_timeout);
-  bhttp::async_read_header(stream_, buffer_, *parser_,
-                           [self = shared_from_this()](beast::error_code ec, size_t) {
-                             self->OnHeader(ec);
-                           });
+  bhttp::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
 }
 
 void Connection::OnHeader(beast::error_code ec) {
@@ -105,15 +101,15 @@ void Connection::OnHeader(beast::error_code ec) {
   if (length && *length > options_.body_limit) {
     keep_alive_ = false;
     linger_ = true;
-    return Send(ErrorResponse(PayloadTooLarge(
-        "request body of " + std::to_string(*length) + " bytes is over the limit of " +
-        std::to_string(options_.body_limit) + " bytes")));
+    return Send(ErrorResponse(PayloadTooLarge("request body of " + std::to_string(*length) +
+                                              " bytes is over the limit of " +
+                                              std::to_string(options_.body_limit) + " bytes")));
   }
   // Room for simdjson's padding, so that parsing needs no copy of the body.
   if (length) req.body().reserve(*length + simdjson::SIMDJSON_PADDING);
   if (beast::iequals(req[bhttp::field::expect], "100-continue")) {
     auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_,
-                                                                      req.version());
+                                                                     req.version());
     stream_.expires_after(options_.idle_timeout);
     bhttp::async_write(stream_, *cont,
                        [self = shared_from_this(), cont](beast::error_code ec, size_t) {
@@ -127,8 +123,9 @@ void Connection::OnHeader(beast::error_code ec) {
 
 void Connection::ReadBody() {
   stream_.expires_after(options_.idle_timeout);
-  bhttp::async_read(stream_, buffer_, *parser_,
-                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
+  bhttp::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }
 
 void Connection::OnBody(beast::error_code ec) {
@@ -137,9 +134,8 @@ void Connection::OnBody(beast::error_code ec) {
 }
 
 void Connection::ReadError(beast::error_code ec) {
-  if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
-      ec == beast::error::timeout || ec == net::error::operation_aborted ||
-      ec == net::error::connection_reset) {
+  if (ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == beast::error::timeout ||
+      ec == net::error::operation_aborted || ec == net::error::connection_reset) {
     return Close();
   }
   keep_alive_ = false;
@@ -191,7 +187,8 @@ void Connection::Dispatch() {
     router_->Dispatch(req, respond);
   } catch (const std::exception& e) {
     // Dropped by the Responder if the handler had answered before throwing.
-    Reply(respond, ErrorResponse(Internal(std::string("handling the request failed: ") + e.what())));
+    Reply(respond,
+          ErrorResponse(Internal(std::string("handling the request failed: ") + e.what())));
   }
 }
 
@@ -204,8 +201,8 @@ void Connection::WatchForClose() {
       [self = shared_from_this(), serving = serving_](beast::error_code ec) {
         if (ec || !self->busy_ || serving != self->serving_) return;
         char byte;
-        ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1,
-                           MSG_PEEK | MSG_DONTWAIT);
+        ssize_t n =
+            ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) return;  // a pipelined request: not a close
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
           return self->WatchForClose();

@@ -12,11 +12,10 @@
 // Lifetime: owned by shared_ptrs held by its pending operations and Responders.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -72,11 +71,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<std::atomic<bool>> cancelled_;
   bool keep_alive_ = false;
   unsigned version_ = 11;  // of the request being answered: 10 or 11
-  bool busy_ = false;     // a request is being served (the close watch is armed)
-  uint64_t serving_ = 0;  // counts requests, so a stale close watch cannot cancel the next one
-  bool linger_ = false;   // close with Linger() after the response
-  bool idle_ = false;     // waiting for the next request's header
-  bool stopping_ = false; // Shutdown() was called: no further requests
+  bool busy_ = false;      // a request is being served (the close watch is armed)
+  uint64_t serving_ = 0;   // counts requests, so a stale close watch cannot cancel the next one
+  bool linger_ = false;    // close with Linger() after the response
+  bool idle_ = false;      // waiting for the next request's header
+  bool stopping_ = false;  // Shutdown() was called: no further requests
 };
 
 }  // namespace inferd::http

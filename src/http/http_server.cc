@@ -1,12 +1,11 @@
 #include "http/http_server.h"
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/asio/post.hpp>
-
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -26,9 +25,12 @@ using tcp = net::ip::tcp;
 
 std::string_view RoleName(HttpServer::Role role) {
   switch (role) {
-    case HttpServer::Role::kInference: return "inference";
-    case HttpServer::Role::kManagement: return "management";
-    case HttpServer::Role::kMetrics: return "metrics";
+    case HttpServer::Role::kInference:
+      return "inference";
+    case HttpServer::Role::kManagement:
+      return "management";
+    case HttpServer::Role::kMetrics:
+      return "metrics";
   }
   return "unknown";
 }
@@ -52,8 +54,8 @@ class HttpServer::Impl {
       return InvalidArgument("bind address '" + options_.bind_address + "' is not an IP address");
     }
     tcp::endpoint endpoint(address, options_.port);
-    std::string where = std::string(RoleName(options_.role)) + " port " +
-                        options_.bind_address + ":" + std::to_string(options_.port);
+    std::string where = std::string(RoleName(options_.role)) + " port " + options_.bind_address +
+                        ":" + std::to_string(options_.port);
     acceptor_.open(endpoint.protocol(), ec);
     if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
     if (!ec) acceptor_.bind(endpoint, ec);
@@ -144,26 +146,31 @@ class HttpServer::Impl {
         AddTorchServeInferenceRoutes(router_, ctx);
         AddV2InferenceRoutes(router_, ctx);
         break;
-      case Role::kManagement: AddManagementRoutes(router_, ctx); break;
-      case Role::kMetrics: AddMetricsRoutes(router_, ctx); break;
+      case Role::kManagement:
+        AddManagementRoutes(router_, ctx);
+        break;
+      case Role::kMetrics:
+        AddMetricsRoutes(router_, ctx);
+        break;
     }
   }
 
   void Accept() {
-    acceptor_.async_accept(net::make_strand(*io_), [this](boost::system::error_code ec,
-                                                          tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
-      if (!ec) {
-        boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        auto connection = std::make_shared<Connection>(
-            std::move(socket), io_, &router_,
-            ConnectionOptions{options_.body_limit, options_.idle_timeout});
-        Track(connection);
-        connection->Start();
-      }
-      Accept();
-    });
+    acceptor_.async_accept(net::make_strand(*io_),
+                           [this](boost::system::error_code ec, tcp::socket socket) {
+                             if (ec == net::error::operation_aborted || !acceptor_.is_open())
+                               return;
+                             if (!ec) {
+                               boost::system::error_code ignored;
+                               socket.set_option(tcp::no_delay(true), ignored);
+                               auto connection = std::make_shared<Connection>(
+                                   std::move(socket), io_, &router_,
+                                   ConnectionOptions{options_.body_limit, options_.idle_timeout});
+                               Track(connection);
+                               connection->Start();
+                             }
+                             Accept();
+                           });
   }
 
   void Track(const std::shared_ptr<Connection>& connection) {
@@ -187,7 +194,7 @@ class HttpServer::Impl {
   bool stopped_ = false;
   std::mutex connections_mu_;
   std::vector<std::weak_ptr<Connection>> connections_;  // guarded by connections_mu_
-  size_t live_after_prune_ = 0;                          // guarded by connections_mu_
+  size_t live_after_prune_ = 0;                         // guarded by connections_mu_
 };
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const Options& options,

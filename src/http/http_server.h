@@ -33,11 +33,11 @@ class HttpServer {
 
   struct Options {
     std::string bind_address = "127.0.0.1";
-    uint16_t port = 0;                           // 0 = any free port
+    uint16_t port = 0;  // 0 = any free port
     Role role = Role::kInference;
-    size_t body_limit = 64ull << 20;             // larger bodies answer 413
-    int threads = 1;                             // network threads
-    std::chrono::seconds idle_timeout{60};       // per read (header + body) and per write
+    size_t body_limit = 64ull << 20;        // larger bodies answer 413
+    int threads = 1;                        // network threads
+    std::chrono::seconds idle_timeout{60};  // per read (header + body) and per write
     // Stop waits this long for responses in flight to be written (answers
     // the scheduler has already produced must reach their clients).
     std::chrono::milliseconds stop_grace{5000};

@@ -22,7 +22,8 @@ StatusOr<std::optional<int64_t>> ParseVersionParam(const PathParams& params) {
 void AnswerError(const RouteContext& ctx, const std::string& model, int64_t version,
                  const HttpRequest& http, const Responder& respond, const Status& status) {
   HttpResponse r = ErrorResponse(status);
-  if (ctx.request_metrics) ctx.request_metrics->Record(model, version, r.status, http.received, nullptr);
+  if (ctx.request_metrics)
+    ctx.request_metrics->Record(model, version, r.status, http.received, nullptr);
   Reply(respond, std::move(r));
 }
 
@@ -37,8 +38,8 @@ repository::ModelHandle ResolveModel(const RouteContext& ctx, const PathParams& 
   auto handle = ctx.repository->Get(name, *version);
   if (!handle.ok()) {
     // Unknown names are counted under model="" (see RequestMetrics).
-    bool known = handle.status().code() != StatusCode::kNotFound ||
-                 ctx.repository->GetStatus(name).ok();
+    bool known =
+        handle.status().code() != StatusCode::kNotFound || ctx.repository->GetStatus(name).ok();
     // No version label either: a version that failed to resolve is the client's word.
     AnswerError(ctx, known ? name : "", 0, http, respond, handle.status());
     return nullptr;

@@ -41,13 +41,12 @@ void Predict(const RouteContext& ctx, const HttpRequest& http, const PathParams&
     request.inputs = std::move(parsed->inputs);
     single_item = parsed->added_batch_dim;
   }
-  SubmitInference(ctx, model, std::move(request), http, std::move(respond),
-                  [single_item](const scheduler::InferenceResponse& response)
-                      -> StatusOr<HttpResponse> {
-                    ASSIGN_OR_RETURN(std::string body,
-                                     WritePredictionResponse(response, single_item));
-                    return JsonResponse(200, std::move(body));
-                  });
+  SubmitInference(
+      ctx, model, std::move(request), http, std::move(respond),
+      [single_item](const scheduler::InferenceResponse& response) -> StatusOr<HttpResponse> {
+        ASSIGN_OR_RETURN(std::string body, WritePredictionResponse(response, single_item));
+        return JsonResponse(200, std::move(body));
+      });
 }
 
 }  // namespace

@@ -18,13 +18,14 @@ std::string StatusJson(const std::string& text) {
 // Runs a blocking repository call off the network thread and answers its outcome.
 void RunRepositoryJob(const RouteContext& ctx, Responder respond, std::function<Status()> job,
                       std::string success) {
-  auto work = [respond = std::move(respond), job = std::move(job),
-               success = std::move(success)]() {
+  auto work = [respond = std::move(respond), job = std::move(job), success = std::move(success)]() {
     Status st = job();
     Reply(respond, st.ok() ? JsonResponse(200, StatusJson(success)) : ErrorResponse(st));
   };
-  if (ctx.run_blocking) ctx.run_blocking(std::move(work));
-  else work();
+  if (ctx.run_blocking)
+    ctx.run_blocking(std::move(work));
+  else
+    work();
 }
 
 void Describe(const RouteContext& ctx, const PathParams& params, const Responder& respond) {
@@ -51,20 +52,23 @@ void Register(const RouteContext& ctx, const HttpRequest& http, Responder respon
   }
   std::string name = ModelNameFromUrl(it->second);
   auto* repo = ctx.repository;
-  RunRepositoryJob(ctx, std::move(respond), [repo, name] { return repo->Load(name); },
-                   "Model \"" + name + "\" loaded");
+  RunRepositoryJob(
+      ctx, std::move(respond), [repo, name] { return repo->Load(name); },
+      "Model \"" + name + "\" loaded");
 }
 
 void Unregister(const RouteContext& ctx, const PathParams& params, Responder respond) {
   const std::string& name = params.at("model");
   if (params.count("version")) {
-    return Reply(respond, ErrorResponse(InvalidArgument(
-                              "unloading one version is not supported; DELETE /models/" + name +
-                              " unloads every version")));
+    return Reply(
+        respond,
+        ErrorResponse(InvalidArgument("unloading one version is not supported; DELETE /models/" +
+                                      name + " unloads every version")));
   }
   auto* repo = ctx.repository;
-  RunRepositoryJob(ctx, std::move(respond), [repo, name] { return repo->Unload(name); },
-                   "Model \"" + name + "\" unregistered");
+  RunRepositoryJob(
+      ctx, std::move(respond), [repo, name] { return repo->Unload(name); },
+      "Model \"" + name + "\" unregistered");
 }
 
 void Scale(const RouteContext& ctx, const PathParams& params, const Responder& respond) {
@@ -125,23 +129,24 @@ void AddManagementRoutes(Router& router, const RouteContext& ctx) {
   router.Add("PUT", "/models/{model}", scale);
   router.Add("PUT", "/models/{model}/{version}", scale);
 
-  router.Add("POST", "/v2/repository/index",
-             [ctx](const HttpRequest& h, const PathParams&, Responder r) {
-               RepositoryIndex(ctx, h, r);
-             });
+  router.Add(
+      "POST", "/v2/repository/index",
+      [ctx](const HttpRequest& h, const PathParams&, Responder r) { RepositoryIndex(ctx, h, r); });
   router.Add("POST", "/v2/repository/models/{model}/load",
              [ctx](const HttpRequest&, const PathParams& p, Responder r) {
                auto* repo = ctx.repository;
                std::string name = p.at("model");
-               RunRepositoryJob(ctx, std::move(r), [repo, name] { return repo->Load(name); },
-                                "Model \"" + name + "\" loaded");
+               RunRepositoryJob(
+                   ctx, std::move(r), [repo, name] { return repo->Load(name); },
+                   "Model \"" + name + "\" loaded");
              });
   router.Add("POST", "/v2/repository/models/{model}/unload",
              [ctx](const HttpRequest&, const PathParams& p, Responder r) {
                auto* repo = ctx.repository;
                std::string name = p.at("model");
-               RunRepositoryJob(ctx, std::move(r), [repo, name] { return repo->Unload(name); },
-                                "Model \"" + name + "\" unloaded");
+               RunRepositoryJob(
+                   ctx, std::move(r), [repo, name] { return repo->Unload(name); },
+                   "Model \"" + name + "\" unloaded");
              });
 }
 

@@ -32,7 +32,8 @@ const VersionStatus* FindVersion(const ModelStatus& status, int64_t version) {
 
 Status UnknownVersion(const ModelStatus& status, int64_t version) {
   std::string known;
-  for (const auto& v : status.versions) known += (known.empty() ? "" : ", ") + std::to_string(v.version);
+  for (const auto& v : status.versions)
+    known += (known.empty() ? "" : ", ") + std::to_string(v.version);
   return NotFound("model '" + status.name + "' has no version " + std::to_string(version) +
                   "; versions: " + (known.empty() ? "none" : known));
 }
@@ -159,13 +160,14 @@ StatusOr<std::string> WriteTorchServeDescribe(const ModelStatus& status,
       const config::ModelConfig& c = *status.config;
       w.Key("runtime").String(c.backend);
       w.Key("batchSize").Int(c.max_batch_size);
-      w.Key("maxBatchDelay").Double(static_cast<double>(c.dynamic_batching.max_queue_delay_us) / 1000.0);
+      w.Key("maxBatchDelay")
+          .Double(static_cast<double>(c.dynamic_batching.max_queue_delay_us) / 1000.0);
       w.Key("maxQueueSize").Int(c.max_queue_size);
       w.Key("responseTimeout").Double(static_cast<double>(c.request_timeout_ms) / 1000.0);
-      w.Key("instances").String(c.instances.automatic
-                                    ? std::string("auto")
-                                    : std::to_string(c.instances.count) + " x " +
-                                          std::to_string(c.instances.threads) + " threads");
+      w.Key("instances")
+          .String(c.instances.automatic ? std::string("auto")
+                                        : std::to_string(c.instances.count) + " x " +
+                                              std::to_string(c.instances.threads) + " threads");
       w.Key("precision").String(c.precision);
     }
     w.Key("status").String(repository::ModelStateName(v ? v->state : ModelState::kUnloaded));

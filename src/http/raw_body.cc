@@ -18,7 +18,8 @@ std::string Lower(std::string_view s) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -46,8 +47,8 @@ std::string HeaderParam(std::string_view header, std::string_view param) {
     std::string_view value = rest.substr(eq + 1);
     if (!value.empty() && value.front() == '"') {
       size_t close = value.find('"', 1);
-      return std::string(value.substr(1, close == std::string_view::npos ? value.size() - 1
-                                                                         : close - 1));
+      return std::string(
+          value.substr(1, close == std::string_view::npos ? value.size() - 1 : close - 1));
     }
     size_t end = value.find(';');
     return std::string(Trim(value.substr(0, end)));
@@ -60,7 +61,8 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
     std::array<int8_t, 256> t{};
     t.fill(-1);
     const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    for (int i = 0; i < 64; ++i)
+      t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
     return t;
   }();
   std::string out;
@@ -134,8 +136,10 @@ StatusOr<scheduler::RawInput> ExtractMultipartPart(std::string_view body,
   }
   if (parts.empty()) return InvalidArgument("multipart/form-data body holds no parts");
   const Part* chosen = nullptr;
-  for (const auto& p : parts) if (!chosen && p.name == "data") chosen = &p;
-  for (const auto& p : parts) if (!chosen && p.filename) chosen = &p;
+  for (const auto& p : parts)
+    if (!chosen && p.name == "data") chosen = &p;
+  for (const auto& p : parts)
+    if (!chosen && p.filename) chosen = &p;
   if (!chosen) chosen = &parts.front();
   return scheduler::RawInput{chosen->content_type, std::string(chosen->body)};
 }
@@ -163,9 +167,10 @@ StatusOr<scheduler::RawInput> ExtractRawInput(const HttpRequest& request) {
         }
       }
     }
-    return InvalidArgument("a JSON body for a model with preprocessing must be {\"b64\": "
-                           "\"<base64>\"}, {\"data\": \"<text>\"} or {\"text\": \"<text>\"}; send "
-                           "raw bytes (an image) with their own Content-Type instead");
+    return InvalidArgument(
+        "a JSON body for a model with preprocessing must be {\"b64\": "
+        "\"<base64>\"}, {\"data\": \"<text>\"} or {\"text\": \"<text>\"}; send "
+        "raw bytes (an image) with their own Content-Type instead");
   }
   if (request.body->empty()) return InvalidArgument("the request body is empty");
   return scheduler::RawInput{std::string(type), std::move(*request.body)};

@@ -7,22 +7,27 @@ void RequestMetrics::Record(const std::string& model, int64_t version, int http_
   if (!registry_) return;
   metrics::Labels counter_labels = {{"model", model}, {"code", std::to_string(http_status)}};
   if (version > 0) counter_labels["version"] = std::to_string(version);
-  registry_->GetCounter("inferd_requests_total", "inference requests by model, version and HTTP status",
-                        counter_labels).Increment();
+  registry_
+      ->GetCounter("inferd_requests_total", "inference requests by model, version and HTTP status",
+                   counter_labels)
+      .Increment();
   if (model.empty()) return;
   const metrics::Labels labels = {{"model", model}};
   double total = std::chrono::duration<double>(Clock::Real()->Now() - received).count();
-  registry_->GetHistogram("inferd_request_duration_seconds",
-                          "time from the request read to its response built", labels,
-                          metrics::LatencyBuckets())
+  registry_
+      ->GetHistogram("inferd_request_duration_seconds",
+                     "time from the request read to its response built", labels,
+                     metrics::LatencyBuckets())
       .Observe(total);
   if (!response) return;
-  registry_->GetHistogram("inferd_queue_duration_seconds", "time queued before compute", labels,
-                          metrics::LatencyBuckets())
+  registry_
+      ->GetHistogram("inferd_queue_duration_seconds", "time queued before compute", labels,
+                     metrics::LatencyBuckets())
       .Observe(static_cast<double>(response->queue_us) * 1e-6);
-  registry_->GetHistogram("inferd_compute_duration_seconds",
-                          "time of the batch this request ran in (pre/post-processing included)",
-                          labels, metrics::LatencyBuckets())
+  registry_
+      ->GetHistogram("inferd_compute_duration_seconds",
+                     "time of the batch this request ran in (pre/post-processing included)", labels,
+                     metrics::LatencyBuckets())
       .Observe(static_cast<double>(response->compute_us) * 1e-6);
 }
 

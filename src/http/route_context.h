@@ -15,7 +15,7 @@ namespace inferd::http {
 struct RouteContext {
   repository::ModelRepository* repository = nullptr;
   metrics::Registry* metrics = nullptr;
-  std::function<bool()> ready;                            // server ready (not draining)
+  std::function<bool()> ready;  // server ready (not draining)
   RequestMetrics* request_metrics = nullptr;
   std::function<void(std::function<void()>)> run_blocking;  // off the network threads
 };

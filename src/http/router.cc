@@ -39,8 +39,10 @@ Router::Match Router::Find(std::string_view method, std::string_view path) const
     for (size_t i = 0; i < segments.size() && ok; ++i) {
       const std::string& want = route.segments[i];
       if (want.size() > 2 && want.front() == '{' && want.back() == '}') {
-        if (segments[i].empty()) ok = false;
-        else params[want.substr(1, want.size() - 2)] = std::string(segments[i]);
+        if (segments[i].empty())
+          ok = false;
+        else
+          params[want.substr(1, want.size() - 2)] = std::string(segments[i]);
       } else {
         ok = want == segments[i];
       }
@@ -64,8 +66,8 @@ void Router::Dispatch(const HttpRequest& request, Responder respond) const {
     return;
   }
   if (match.allowed.empty()) {
-    Reply(respond, JsonResponse(404, ErrorJson("no route for " + request.method + " " +
-                                               request.path)));
+    Reply(respond,
+          JsonResponse(404, ErrorJson("no route for " + request.method + " " + request.path)));
     return;
   }
   std::string allow;

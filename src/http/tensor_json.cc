@@ -47,8 +47,9 @@ class ElementSink {
     if (count_ >= expected_) return nullptr;
     size_t at = static_cast<size_t>(count_) * size_;
     if (at + size_ > bytes_.size()) {
-      size_t want = std::max<size_t>(at + size_, std::min<size_t>(bytes_.size() * 2 + 64 * size_,
-                                                                static_cast<size_t>(expected_) * size_));
+      size_t want = std::max<size_t>(
+          at + size_,
+          std::min<size_t>(bytes_.size() * 2 + 64 * size_, static_cast<size_t>(expected_) * size_));
       bytes_.resize(want);
     }
     return bytes_.data() + at;
@@ -67,11 +68,9 @@ class ElementSink {
 
   template <typename T>
   Status IntegerMismatch(element e) const {
-    return Mismatch(e, "an integer in [" +
-                           std::to_string(static_cast<int64_t>(std::numeric_limits<T>::min())) +
-                           ", " +
-                           std::to_string(static_cast<int64_t>(std::numeric_limits<T>::max())) +
-                           "]");
+    return Mismatch(
+        e, "an integer in [" + std::to_string(static_cast<int64_t>(std::numeric_limits<T>::min())) +
+               ", " + std::to_string(static_cast<int64_t>(std::numeric_limits<T>::max())) + "]");
   }
 
   template <typename T>
@@ -80,7 +79,9 @@ class ElementSink {
     constexpr auto hi = std::numeric_limits<T>::max();
     int64_t v = 0;
     switch (e.type()) {
-      case element_type::INT64: v = e.get_int64().value_unsafe(); break;
+      case element_type::INT64:
+        v = e.get_int64().value_unsafe();
+        break;
       case element_type::UINT64: {
         uint64_t u = e.get_uint64().value_unsafe();
         if (u > static_cast<uint64_t>(hi)) return IntegerMismatch<T>(e);
@@ -97,7 +98,8 @@ class ElementSink {
         v = static_cast<int64_t>(d);
         break;
       }
-      default: return IntegerMismatch<T>(e);
+      default:
+        return IntegerMismatch<T>(e);
     }
     if (v < static_cast<int64_t>(lo) || v > static_cast<int64_t>(hi)) return IntegerMismatch<T>(e);
     Put(static_cast<T>(v));
@@ -117,9 +119,12 @@ class ElementSink {
       case DataType::kBf16: {
         double d;
         if (e.get_double().get(d)) return Mismatch(e, "a number");
-        if (dtype_ == DataType::kFp64) Put(d);
-        else if (dtype_ == DataType::kFp16) Put(internal::FloatToFp16(static_cast<float>(d)));
-        else Put(internal::FloatToBf16(static_cast<float>(d)));
+        if (dtype_ == DataType::kFp64)
+          Put(d);
+        else if (dtype_ == DataType::kFp16)
+          Put(internal::FloatToFp16(static_cast<float>(d)));
+        else
+          Put(internal::FloatToBf16(static_cast<float>(d)));
         return Status::Ok();
       }
       case DataType::kBool: {
@@ -136,11 +141,16 @@ class ElementSink {
         }
         return Mismatch(e, "true or false");
       }
-      case DataType::kUint8: return PutInteger<uint8_t>(e);
-      case DataType::kInt8: return PutInteger<int8_t>(e);
-      case DataType::kInt16: return PutInteger<int16_t>(e);
-      case DataType::kInt32: return PutInteger<int32_t>(e);
-      case DataType::kInt64: return PutInteger<int64_t>(e);
+      case DataType::kUint8:
+        return PutInteger<uint8_t>(e);
+      case DataType::kInt8:
+        return PutInteger<int8_t>(e);
+      case DataType::kInt16:
+        return PutInteger<int16_t>(e);
+      case DataType::kInt32:
+        return PutInteger<int32_t>(e);
+      case DataType::kInt64:
+        return PutInteger<int64_t>(e);
       case DataType::kBytes: {
         std::string_view s;
         if (e.get_string().get(s)) return Mismatch(e, "a string");
@@ -153,7 +163,7 @@ class ElementSink {
 
   DataType dtype_;
   std::string_view what_;
-  size_t size_;        // bytes per element; 0 for BYTES
+  size_t size_;  // bytes per element; 0 for BYTES
   int64_t expected_;
   std::vector<std::byte> bytes_;
   int64_t count_ = 0;
@@ -211,17 +221,38 @@ T LoadAs(const std::byte* p) {
 void AppendElement(std::string& out, DataType dtype, const std::byte* base, int64_t i) {
   const std::byte* p = base + i * static_cast<int64_t>(DataTypeSize(dtype));
   switch (dtype) {
-    case DataType::kBool: out += LoadAs<uint8_t>(p) != 0 ? "true" : "false"; break;
-    case DataType::kUint8: AppendJsonInt(out, LoadAs<uint8_t>(p)); break;
-    case DataType::kInt8: AppendJsonInt(out, LoadAs<int8_t>(p)); break;
-    case DataType::kInt16: AppendJsonInt(out, LoadAs<int16_t>(p)); break;
-    case DataType::kInt32: AppendJsonInt(out, LoadAs<int32_t>(p)); break;
-    case DataType::kInt64: AppendJsonInt(out, LoadAs<int64_t>(p)); break;
-    case DataType::kFp16: AppendJsonFloat(out, internal::Fp16ToFloat(Load16(p))); break;
-    case DataType::kBf16: AppendJsonFloat(out, internal::Bf16ToFloat(Load16(p))); break;
-    case DataType::kFp32: AppendJsonFloat(out, LoadAs<float>(p)); break;
-    case DataType::kFp64: AppendJsonDouble(out, LoadAs<double>(p)); break;
-    case DataType::kBytes: break;
+    case DataType::kBool:
+      out += LoadAs<uint8_t>(p) != 0 ? "true" : "false";
+      break;
+    case DataType::kUint8:
+      AppendJsonInt(out, LoadAs<uint8_t>(p));
+      break;
+    case DataType::kInt8:
+      AppendJsonInt(out, LoadAs<int8_t>(p));
+      break;
+    case DataType::kInt16:
+      AppendJsonInt(out, LoadAs<int16_t>(p));
+      break;
+    case DataType::kInt32:
+      AppendJsonInt(out, LoadAs<int32_t>(p));
+      break;
+    case DataType::kInt64:
+      AppendJsonInt(out, LoadAs<int64_t>(p));
+      break;
+    case DataType::kFp16:
+      AppendJsonFloat(out, internal::Fp16ToFloat(Load16(p)));
+      break;
+    case DataType::kBf16:
+      AppendJsonFloat(out, internal::Bf16ToFloat(Load16(p)));
+      break;
+    case DataType::kFp32:
+      AppendJsonFloat(out, LoadAs<float>(p));
+      break;
+    case DataType::kFp64:
+      AppendJsonDouble(out, LoadAs<double>(p));
+      break;
+    case DataType::kBytes:
+      break;
   }
 }
 
@@ -229,14 +260,20 @@ void AppendElement(std::string& out, DataType dtype, const std::byte* base, int6
 
 std::string_view JsonTypeName(element_type type) {
   switch (type) {
-    case element_type::ARRAY: return "a list";
-    case element_type::OBJECT: return "an object";
+    case element_type::ARRAY:
+      return "a list";
+    case element_type::OBJECT:
+      return "an object";
     case element_type::INT64:
     case element_type::UINT64:
-    case element_type::DOUBLE: return "a number";
-    case element_type::STRING: return "a string";
-    case element_type::BOOL: return "a boolean";
-    case element_type::NULL_VALUE: return "null";
+    case element_type::DOUBLE:
+      return "a number";
+    case element_type::STRING:
+      return "a string";
+    case element_type::BOOL:
+      return "a boolean";
+    case element_type::NULL_VALUE:
+      return "null";
   }
   return "a value";
 }
@@ -358,8 +395,10 @@ Status WriteTensorJson(JsonWriter& w, const Tensor& tensor, bool nested) {
   std::string& out = w.BeginRawValue();
   out.reserve(out.size() + static_cast<size_t>(n) * (dtype == DataType::kBytes ? 8 : 12) + 2);
   auto leaf = [&](int64_t i) {
-    if (dtype == DataType::kBytes) AppendJsonString(out, strings[static_cast<size_t>(i)]);
-    else AppendElement(out, dtype, base, i);
+    if (dtype == DataType::kBytes)
+      AppendJsonString(out, strings[static_cast<size_t>(i)]);
+    else
+      AppendElement(out, dtype, base, i);
   };
   if (nested) {
     int64_t index = 0;

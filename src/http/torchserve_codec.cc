@@ -65,10 +65,9 @@ StatusOr<PredictionRequest> ParsePredictionJson(const std::string& body,
   } else if (config.inputs.size() == 1) {
     fed.emplace_back(&config.inputs[0], root);
   } else {
-    return InvalidArgument("model '" + config.name + "' has " +
-                           std::to_string(config.inputs.size()) +
-                           " inputs: send an object of input name -> nested list (" +
-                           InputNames(config) + ")");
+    return InvalidArgument(
+        "model '" + config.name + "' has " + std::to_string(config.inputs.size()) +
+        " inputs: send an object of input name -> nested list (" + InputNames(config) + ")");
   }
 
   PredictionRequest out;
@@ -87,7 +86,8 @@ StatusOr<PredictionRequest> ParsePredictionJson(const std::string& body,
                              ShapeToString(t.shape()));
     }
     if (batched && *batched != has_batch) {
-      return InvalidArgument(what + ": some inputs come with the batch dim and some without; "
+      return InvalidArgument(what +
+                             ": some inputs come with the batch dim and some without; "
                              "send all of them one way");
     }
     batched = has_batch;

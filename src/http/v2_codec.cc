@@ -55,7 +55,8 @@ StatusOr<Shape> ParseShape(element e, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d != 0 && n > kMaxElements / d) {
-      return InvalidArgument(what + ": shape " + ShapeToString(shape) + " has more than 2^40 "
+      return InvalidArgument(what + ": shape " + ShapeToString(shape) +
+                             " has more than 2^40 "
                              "elements");
     }
     n *= d;
@@ -99,8 +100,10 @@ StatusOr<InputHead> ParseInputHead(element e, size_t index) {
     if (!params["binary_data_size"].get(size_e)) {
       uint64_t size;
       if (size_e.get_uint64().get(size)) {
-        return InvalidArgument(head.what + ": parameters.binary_data_size must be a non-negative "
-                               "integer, got " + simdjson::minify(size_e));
+        return InvalidArgument(head.what +
+                               ": parameters.binary_data_size must be a non-negative "
+                               "integer, got " +
+                               simdjson::minify(size_e));
       }
       head.binary_size = size;
     }
@@ -108,11 +111,13 @@ StatusOr<InputHead> ParseInputHead(element e, size_t index) {
   element data;
   if (!obj["data"].get(data)) head.data = data;
   if (!head.data && !head.binary_size) {
-    return InvalidArgument(head.what + ": missing 'data' (or parameters.binary_data_size with "
+    return InvalidArgument(head.what +
+                           ": missing 'data' (or parameters.binary_data_size with "
                            "the bytes after the JSON header)");
   }
   if (head.data && head.binary_size) {
-    return InvalidArgument(head.what + ": has both 'data' and parameters.binary_data_size; "
+    return InvalidArgument(head.what +
+                           ": has both 'data' and parameters.binary_data_size; "
                            "send one");
   }
   return head;
@@ -125,8 +130,10 @@ StatusOr<size_t> ParseHeaderLength(const std::optional<std::string>& header, siz
   const char* end = begin + header->size();
   auto [ptr, ec] = std::from_chars(begin, end, n);
   if (ec != std::errc() || ptr != end || n > body_size) {
-    return InvalidArgument("Inference-Header-Content-Length: expected an integer <= the body "
-                           "size " + std::to_string(body_size) + ", got '" + *header + "'");
+    return InvalidArgument(
+        "Inference-Header-Content-Length: expected an integer <= the body "
+        "size " +
+        std::to_string(body_size) + ", got '" + *header + "'");
   }
   return n;
 }
@@ -137,8 +144,8 @@ StatusOr<Tensor> BinaryTensor(const InputHead& head, const std::shared_ptr<std::
   size_t size = *head.binary_size;
   int64_t n = NumElements(head.shape);
   if (head.dtype == DataType::kBytes) {
-    RETURN_IF_ERROR(SplitBytesElements(reinterpret_cast<const std::byte*>(data), size, n,
-                                       head.what).status());
+    RETURN_IF_ERROR(
+        SplitBytesElements(reinterpret_cast<const std::byte*>(data), size, n, head.what).status());
   } else {
     size_t want = static_cast<size_t>(n) * DataTypeSize(head.dtype);
     if (want != size) {
@@ -202,7 +209,8 @@ StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>&
   for (const auto& head : heads) {
     if (!head.binary_size) continue;
     if (!header_length) {
-      return InvalidArgument(head.what + ": parameters.binary_data_size is set but the request "
+      return InvalidArgument(head.what +
+                             ": parameters.binary_data_size is set but the request "
                              "has no Inference-Header-Content-Length header");
     }
     binary_total += *head.binary_size;
@@ -259,7 +267,8 @@ std::vector<NamedTensor> V2OutputTensors(const scheduler::InferenceResponse& res
     }
   }
   auto has = [&](std::string_view name) {
-    for (const auto& t : out) if (t.name == name) return true;
+    for (const auto& t : out)
+      if (t.name == name) return true;
     return false;
   };
   if (!has("labels")) {
@@ -279,12 +288,13 @@ StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& 
   } else {
     for (const auto& want : context.outputs) {
       const NamedTensor* found = nullptr;
-      for (const auto& t : available) if (t.name == want.name) found = &t;
+      for (const auto& t : available)
+        if (t.name == want.name) found = &t;
       if (!found) {
         std::string names;
         for (const auto& t : available) names += (names.empty() ? "" : ", ") + t.name;
-        return InvalidArgument("unknown output '" + want.name + "'; model '" +
-                               context.model_name + "' has outputs: " + names);
+        return InvalidArgument("unknown output '" + want.name + "'; model '" + context.model_name +
+                               "' has outputs: " + names);
       }
       chosen.emplace_back(found, want.binary || context.binary_data_output);
     }
@@ -311,8 +321,8 @@ StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& 
       binary_bytes += t->tensor.byte_size();
     } else {
       w.Key("data");
-      RETURN_IF_ERROR(WriteTensorJson(w, t->tensor, /*nested=*/false)
-                          .WithContext("output '" + t->name + "'"));
+      RETURN_IF_ERROR(
+          WriteTensorJson(w, t->tensor, /*nested=*/false).WithContext("output '" + t->name + "'"));
     }
     w.EndObject();
   }
@@ -321,12 +331,13 @@ StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& 
 
   HttpResponse r;
   r.body = w.Take();
-  if (binary_bytes > 0 || std::any_of(chosen.begin(), chosen.end(),
-                                      [](const auto& c) { return c.second; })) {
+  if (binary_bytes > 0 ||
+      std::any_of(chosen.begin(), chosen.end(), [](const auto& c) { return c.second; })) {
     size_t json_size = r.body.size();
     r.body.reserve(json_size + binary_bytes);
     for (const auto& [t, binary] : chosen) {
-      if (binary) r.body.append(reinterpret_cast<const char*>(t->tensor.data()), t->tensor.byte_size());
+      if (binary)
+        r.body.append(reinterpret_cast<const char*>(t->tensor.data()), t->tensor.byte_size());
     }
     r.content_type = "application/octet-stream";
     r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(json_size));

@@ -101,9 +101,10 @@ void AddV2InferenceRoutes(Router& router, const RouteContext& ctx) {
   router.Add("GET", "/v2", [](const HttpRequest&, const PathParams&, Responder respond) {
     Reply(respond, JsonResponse(200, WriteV2ServerMetadata()));
   });
-  router.Add("GET", "/v2/health/live", [](const HttpRequest&, const PathParams&, Responder respond) {
-    Reply(respond, JsonResponse(200, R"({"live":true})"));
-  });
+  router.Add("GET", "/v2/health/live",
+             [](const HttpRequest&, const PathParams&, Responder respond) {
+               Reply(respond, JsonResponse(200, R"({"live":true})"));
+             });
   router.Add("GET", "/v2/health/ready",
              [ctx](const HttpRequest&, const PathParams&, Responder respond) {
                if (!ctx.ready || ctx.ready()) {
@@ -116,7 +117,9 @@ void AddV2InferenceRoutes(Router& router, const RouteContext& ctx) {
   auto metadata = [ctx](const HttpRequest&, const PathParams& p, Responder r) {
     ModelMetadata(ctx, p, r);
   };
-  auto ready = [ctx](const HttpRequest&, const PathParams& p, Responder r) { ModelReady(ctx, p, r); };
+  auto ready = [ctx](const HttpRequest&, const PathParams& p, Responder r) {
+    ModelReady(ctx, p, r);
+  };
   auto infer = [ctx](const HttpRequest& h, const PathParams& p, Responder r) {
     Infer(ctx, h, p, std::move(r));
   };

@@ -44,8 +44,8 @@ std::vector<uint64_t> Histogram::CumulativeCounts() const {
 }
 
 std::vector<double> LatencyBuckets() {
-  return {50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
-          100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10, 30, 60};
+  return {50e-6,  100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
+          100e-3, 250e-3, 500e-3, 1,      2.5,  5,      10,   30,    60};
 }
 
 std::vector<double> BatchSizeBuckets() { return {1, 2, 4, 8, 16, 32, 64, 128, 256}; }

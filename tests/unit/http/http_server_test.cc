@@ -116,8 +116,9 @@ TEST_F(HttpServerTest, PredictionsWithAndWithoutBatchDim) {
 
 TEST_F(HttpServerTest, V2JsonInfer) {
   TestClient c(inference_->port());
-  auto r = c.Send("POST", "/v2/models/echo/infer",
-                  R"({"id":"7","inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[1,2,3,4]}]})");
+  auto r = c.Send(
+      "POST", "/v2/models/echo/infer",
+      R"({"id":"7","inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[1,2,3,4]}]})");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.body, R"({"model_name":"echo","model_version":"1","id":"7","outputs":[)"
                     R"({"name":"y","datatype":"FP32","shape":[2,2],"data":[1,2,3,4]}]})");
@@ -151,8 +152,9 @@ TEST_F(HttpServerTest, ErrorsAreJsonAndTheConnectionKeepsServing) {
   auto unknown = c.Send("POST", "/predictions/nope", "[1,2]");
   EXPECT_EQ(unknown.status, 404);
   EXPECT_NE(unknown.body.find("unknown model 'nope'"), std::string::npos) << unknown.body;
-  auto shape = c.Send("POST", "/v2/models/echo/infer",
-                      R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]})");
+  auto shape =
+      c.Send("POST", "/v2/models/echo/infer",
+             R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]})");
   EXPECT_EQ(shape.status, 400);
   EXPECT_EQ(shape.body.rfind(R"({"error":)", 0), 0u) << shape.body;
   auto malformed = c.Send("POST", "/v2/models/echo/infer", "{nope");
@@ -306,8 +308,10 @@ TEST_F(HttpServerTest, SeveralNetworkThreadsServeSeveralConnections) {
       for (int i = 0; i < 25; ++i) {
         std::string body = "[" + std::to_string(t) + "," + std::to_string(i) + "]";
         auto r = c.Send("POST", "/predictions/echo", body);
-        if (r.status == 200 && r.body == body) ++ok;
-        else ADD_FAILURE() << body << " -> " << r.status << " " << r.body;
+        if (r.status == 200 && r.body == body)
+          ++ok;
+        else
+          ADD_FAILURE() << body << " -> " << r.status << " " << r.body;
       }
     });
   }

@@ -46,8 +46,9 @@ TEST(RawBody, MultipartFallsBackToTheFirstFile) {
 TEST(RawBody, MultipartErrors) {
   EXPECT_FALSE(ExtractRawInput(Request("multipart/form-data", "x")).ok());
   EXPECT_FALSE(ExtractRawInput(Request("multipart/form-data; boundary=b", "junk")).ok());
-  auto open = ExtractRawInput(Request("multipart/form-data; boundary=b",
-                                      "--b\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\nx"));
+  auto open =
+      ExtractRawInput(Request("multipart/form-data; boundary=b",
+                              "--b\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\nx"));
   ASSERT_FALSE(open.ok());
   EXPECT_NE(open.status().message().find("no closing boundary"), std::string::npos);
 }

@@ -71,14 +71,18 @@ TEST(PredictionParse, Errors) {
             "unknown input 'c'; model 'two' has inputs: a, b");
   EXPECT_EQ(Parse("[1,2]", TwoInputs()).status().message(),
             "model 'two' has 2 inputs: send an object of input name -> nested list (a, b)");
-  EXPECT_NE(Parse(R"({"a":[[1,2]],"b":1})", TwoInputs()).status().message().find(
-                "some inputs come with the batch dim and some without"),
+  EXPECT_NE(Parse(R"({"a":[[1,2]],"b":1})", TwoInputs())
+                .status()
+                .message()
+                .find("some inputs come with the batch dim and some without"),
             std::string::npos);
   std::string bad = Parse("not json", OneInput()).status().message();
   EXPECT_EQ(bad.rfind("malformed JSON in request body", 0), 0u) << bad;
   EXPECT_NE(bad.find("need a preprocess: section"), std::string::npos);
-  EXPECT_NE(Parse(R"({"b":1.5,"a":[1,2]})", TwoInputs()).status().message().find(
-                "input 'b': element 0: expected an integer"),
+  EXPECT_NE(Parse(R"({"b":1.5,"a":[1,2]})", TwoInputs())
+                .status()
+                .message()
+                .find("input 'b': element 0: expected an integer"),
             std::string::npos);
 }
 

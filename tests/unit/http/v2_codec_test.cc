@@ -82,11 +82,14 @@ TEST(V2Parse, ClearErrors) {
   EXPECT_NE(ErrorOf(R"({"inputs":[{"name":"x","shape":[-1],"datatype":"FP32","data":[]}]})")
                 .find("non-negative integers"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"inputs":[{"name":"x","shape":[1099511627776,1048576],"datatype":"FP32","data":[]}]})")
-                .find("has more than 2^40 elements"),
-            std::string::npos);
-  EXPECT_EQ(ErrorOf(R"({"inputs":[{"name":"x","shape":[1000000000000],"datatype":"FP32","data":[1]}]})"),
-            "input 'x': shape [1000000000000] needs 1000000000000 elements, data has 1");
+  EXPECT_NE(
+      ErrorOf(
+          R"({"inputs":[{"name":"x","shape":[1099511627776,1048576],"datatype":"FP32","data":[]}]})")
+          .find("has more than 2^40 elements"),
+      std::string::npos);
+  EXPECT_EQ(
+      ErrorOf(R"({"inputs":[{"name":"x","shape":[1000000000000],"datatype":"FP32","data":[1]}]})"),
+      "input 'x': shape [1000000000000] needs 1000000000000 elements, data has 1");
   EXPECT_EQ(ErrorOf(R"({"outputs":[]})"), "request: missing 'inputs' (a list)");
   EXPECT_EQ(ErrorOf(R"({"inputs":[]})"), "request: 'inputs' is empty");
   EXPECT_EQ(ErrorOf("[1]"), "request: expected a JSON object, got a list");
@@ -187,7 +190,10 @@ scheduler::InferenceResponse TwoOutputs() {
   scheduler::InferenceResponse resp;
   Tensor y = Tensor::Allocate(DataType::kFp32, {2, 2});
   float* p = y.mutable_data_as<float>();
-  p[0] = 0.1f; p[1] = -1; p[2] = 3.5f; p[3] = 1e-8f;
+  p[0] = 0.1f;
+  p[1] = -1;
+  p[2] = 3.5f;
+  p[3] = 1e-8f;
   Tensor z = Tensor::Allocate(DataType::kInt64, {2});
   z.mutable_data_as<int64_t>()[0] = 4;
   z.mutable_data_as<int64_t>()[1] = -9;
@@ -201,10 +207,9 @@ TEST(V2Response, WritesJsonOutputs) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->content_type, "application/json");
   EXPECT_TRUE(r->headers.empty());
-  EXPECT_EQ(r->body,
-            R"({"model_name":"m","model_version":"3","id":"r1","outputs":[)"
-            R"({"name":"y","datatype":"FP32","shape":[2,2],"data":[0.1,-1,3.5,1e-08]},)"
-            R"({"name":"z","datatype":"INT64","shape":[2],"data":[4,-9]}]})");
+  EXPECT_EQ(r->body, R"({"model_name":"m","model_version":"3","id":"r1","outputs":[)"
+                     R"({"name":"y","datatype":"FP32","shape":[2,2],"data":[0.1,-1,3.5,1e-08]},)"
+                     R"({"name":"z","datatype":"INT64","shape":[2],"data":[4,-9]}]})");
 }
 
 TEST(V2Response, RequestedBinaryOutputFollowsTheJson) {

@@ -10,7 +10,9 @@ namespace inferd::metrics {
 namespace {
 
 TEST(TextFormat, EscapesLabelValues) {
-  EXPECT_EQ(EscapeLabelValue(R"(a"b\c)" "\n"), R"(a\"b\\c\n)");
+  EXPECT_EQ(EscapeLabelValue(R"(a"b\c)"
+                             "\n"),
+            R"(a\"b\\c\n)");
   EXPECT_EQ(EscapeLabelValue("plain"), "plain");
 }
 
