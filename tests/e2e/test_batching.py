@@ -4,7 +4,6 @@ input's answer; a bounded queue sheds load with 429 + Retry-After; SIGTERM
 under load drains: every 200 is correct, refusals are 503, exit code 0."""
 
 import http.client
-import json
 import threading
 import time
 

@@ -4,7 +4,6 @@ was wrong; the next good request succeeds and the server stays healthy."""
 import json
 import os
 
-import numpy as np
 import pytest
 import torch
 
