@@ -9,10 +9,10 @@
 // network threads, Stop closes the port, closes idle keep-alive connections,
 // lets the responses in flight be written (up to stop_grace), then joins the
 // threads. To drain: stop the scheduler accepting, wait for it to be idle,
-// then Stop the servers. Requests answer JSON
-// errors {"error": "..."} mapped by status_map.h. Stop the server before the
-// scheduler and repository it points to are destroyed; completions that
-// arrive after Stop are dropped. Thread-safety: Start/Stop from one thread.
+// then Stop the servers. Errors answer JSON {"error": "..."} with the status
+// status_map.h gives. Stop the server before the scheduler and repository it
+// points to are destroyed; completions that arrive after Stop are dropped.
+// Thread-safety: Create/Start/Stop from one thread.
 #pragma once
 
 #include <chrono>
