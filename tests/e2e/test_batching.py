@@ -4,6 +4,7 @@ input's answer; a bounded queue sheds load with 429 + Retry-After; SIGTERM
 under load drains: every 200 is correct, refusals are 503, exit code 0."""
 
 import http.client
+import json
 import threading
 import time
 
@@ -256,6 +257,52 @@ def test_priority_overtakes_queued_requests(batch_server, batch_store):
     assert after >= 2, (f"the default-priority request finished after {LOW - after} of the {LOW} "
                         f"priority-5 ones (3+ were queued when it came): it did not overtake them; "
                         f"sent at {sorted(sent.items())}, done at {sorted(done.items())}")
+
+
+def test_client_gone_before_compute_is_dropped(batch_server, batch_store):
+    """A queued request whose client closed its connection is dropped before
+    compute (counted as cancelled); the others still answer."""
+    import socket
+    s = batch_server
+    ref = slow_reference(batch_store, "deadline_slow", SLOW_ITERATIONS)
+    samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
+    cancelled0 = metric_sum_model(samples, "inferd_rejected_total", "deadline_slow",
+                                  reason="cancelled")
+    long_body = {"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                             "data": [SLOW_ITERATIONS]}]}
+
+    def fire(i):
+        if i < 10:
+            return post(s.http, "/v2/models/deadline_slow/infer", long_body)
+        # 5+ queued ahead: about 250 ms before this one could start.
+        wait_until(lambda: queue_depth(s, "deadline_slow") >= 5, 30, "long requests queued")
+        body = json.dumps({"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                                       "data": [2]}]}).encode()
+        with socket.create_connection(("127.0.0.1", s.http), timeout=10) as sock:
+            sock.sendall(b"POST /v2/models/deadline_slow/infer HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: " +
+                         str(len(body)).encode() + b"\r\n\r\n" + body)
+            time.sleep(0.1)  # read and queued by the server, then the client goes away
+        return "closed"
+
+    results = run_concurrently(11, fire)
+    for i, r in enumerate(results[:10]):
+        assert not isinstance(r, Exception), f"request {i}: {r!r}"
+        doc, out = parse_infer_response(r)
+        assert_same(out["checksum"], ref, rtol=1e-4, what=f"request {i}")
+    assert results[10] == "closed", repr(results[10])
+
+    def cancelled():
+        samples = parse_metrics(get(s.metrics, "/metrics").body.decode())
+        return metric_sum_model(samples, "inferd_rejected_total", "deadline_slow",
+                                reason="cancelled") - cancelled0
+
+    try:
+        wait_until(lambda: cancelled() == 1, 10, "inferd_rejected_total{reason=cancelled} + 1")
+    except AssertionError:
+        raise AssertionError(f"a queued request whose client went away was not dropped as "
+                             f"cancelled (count moved by {cancelled()})")
+    assert get(s.http, "/v2/health/ready").status == 200
 
 
 def slow_reference(store, model, iterations):
