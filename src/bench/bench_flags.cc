@@ -58,6 +58,10 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
   sub->add_option("--json", o->json_path, "write the results as JSON to this file");
   sub->add_option("--csv", o->csv_path, "write the results as CSV to this file");
   sub->add_option("--plot", o->plot_path, "write throughput vs p50/p99 latency as SVG");
+  sub->add_option("--metrics-url", o->metrics_url,
+                  "the server's Prometheus metrics, e.g. http://127.0.0.1:8082/metrics: adds "
+                  "inferd's own request count and time per request (total, queued, compute) to "
+                  "each step");
   sub->add_option("--latency-budget-ms", o->latency_budget_ms,
                   "report the highest-throughput step whose latency percentile is within this");
   sub->add_option("--budget-percentile", o->budget_percentile, "50, 90, 95 or 99")

@@ -35,6 +35,9 @@ StatusOr<ParsedUrl> ParseUrl(const std::string& url) {
 
 Status ValidateOptions(const BenchOptions& o) {
   RETURN_IF_ERROR(ParseUrl(o.url).status());
+  if (!o.metrics_url.empty()) {
+    RETURN_IF_ERROR(ParseUrl(o.metrics_url).status().WithContext("--metrics-url"));
+  }
   if (o.model.empty()) return InvalidArgument("--model is required");
   if (o.input.empty()) return InvalidArgument("--input FILE|DIR is required");
   if (!o.concurrency.empty() && !o.rates.empty()) {

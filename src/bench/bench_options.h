@@ -50,6 +50,7 @@ struct BenchOptions {
   std::string json_path;
   std::string csv_path;
   std::string plot_path;         // SVG: throughput vs p50/p99 latency
+  std::string metrics_url;       // the server's /metrics: server-side time per step
   double latency_budget_ms = 0;  // > 0: report the highest step within it
   int budget_percentile = 99;    // 50, 90, 95 or 99
   bool progress = true;          // one line per window on stderr

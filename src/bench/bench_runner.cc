@@ -6,6 +6,7 @@
 
 #include "bench/load_generator.h"
 #include "bench/request_set.h"
+#include "bench/server_metrics.h"
 #include "bench/stability_rule.h"
 #include "bench/svg_plot.h"
 #include "bench/windowed_measurement.h"
@@ -37,6 +38,11 @@ StatusOr<StepResult> RunStep(const BenchOptions& o, const ParsedUrl& url,
   step.concurrency = plan.concurrency;
   step.rate = plan.rate;
 
+  ServerCounters server_before;
+  if (!o.metrics_url.empty()) {
+    ASSIGN_OR_RETURN(std::string text, FetchMetricsText(o.metrics_url));
+    server_before = ParseServerCounters(text, o.model);
+  }
   gen->Start();
   WindowedMeasurement measurement(Steady::now() + Seconds(o.warmup_s), Seconds(o.duration_s), rule,
                                   o.max_windows);
@@ -63,6 +69,11 @@ StatusOr<StepResult> RunStep(const BenchOptions& o, const ParsedUrl& url,
   gen->Stop(Steady::now() + Seconds(o.timeout_s));
   step.sent_total = gen->counters().sent;
   measurement.Summarize(gen->samples(), &step);
+  if (!o.metrics_url.empty()) {
+    ASSIGN_OR_RETURN(std::string text, FetchMetricsText(o.metrics_url));
+    step.has_server = true;
+    step.server = Difference(server_before, ParseServerCounters(text, o.model));
+  }
   return step;
 }
 

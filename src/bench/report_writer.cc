@@ -78,6 +78,14 @@ std::string FormatTableRow(const StepResult& s) {
                 l.p90_ms, l.p95_ms, l.p99_ms, s.requests_per_s, s.stable ? "yes" : "no",
                 FormatFailures(s.failures_by_status).c_str());
   std::string out = buf;
+  if (s.has_server) {
+    std::snprintf(buf, sizeof buf,
+                  "          server: %.0f requests in the step (bench sent %llu); per request "
+                  "%.0f us in the server, %.0f us of it queued, %.0f us compute\n",
+                  s.server.requests, static_cast<unsigned long long>(s.sent_total),
+                  s.server.request_us, s.server.queue_us, s.server.compute_us);
+    out += buf;
+  }
   if (s.queued_at_end > 0) {
     out += "          (" + std::to_string(s.queued_at_end) +
            " due requests still waited for a connection when the step ended: the server does "
@@ -138,7 +146,14 @@ std::string ToJson(const BenchReport& r) {
          ", \"p90\": " + Ms(l.p90_ms) + ", \"p95\": " + Ms(l.p95_ms) +
          ", \"p99\": " + Ms(l.p99_ms) + "}";
     j += ", \"stable\": " + std::string(s.stable ? "true" : "false");
-    j += ", \"windows\": " + std::to_string(s.windows_run) + "}";
+    j += ", \"windows\": " + std::to_string(s.windows_run);
+    if (s.has_server) {
+      j += ", \"server\": {\"requests\": " + Format("%.0f", s.server.requests) +
+           ", \"request_us\": " + Format("%.1f", s.server.request_us) +
+           ", \"queue_us\": " + Format("%.1f", s.server.queue_us) +
+           ", \"compute_us\": " + Format("%.1f", s.server.compute_us) + "}";
+    }
+    j += "}";
   }
   j += "\n  ]";
   if (o.latency_budget_ms > 0) {
@@ -154,19 +169,25 @@ std::string ToCsv(const BenchReport& r) {
       "mode,label,concurrency,rate,requests,successes,failures,failures_by_status,"
       "in_flight_at_end,queued_at_end,sent_total,measured_s,requests_per_s,avg_ms,min_ms,max_ms,"
       "p50_ms,p90_ms,p95_ms,p99_ms,"
-      "stable,windows\n";
+      "stable,windows,server_requests,server_request_us,server_queue_us,server_compute_us\n";
   const std::string mode = Mode(r.options);
   for (const StepResult& s : r.steps) {
     const LatencySummary& l = s.latency;
     std::string failures = s.failures_by_status.empty() ? "" : FormatFailures(s.failures_by_status);
-    c += mode + "," + s.label + "," + std::to_string(s.concurrency) + "," + Format("%g", s.rate) +
-         "," + std::to_string(s.requests) + "," + std::to_string(s.successes) + "," +
-         std::to_string(s.failures) + "," + failures + "," + std::to_string(s.in_flight_at_end) +
-         "," + std::to_string(s.queued_at_end) + "," + std::to_string(s.sent_total) + "," +
-         Format("%.3f", s.measured_s) + "," + Format("%.3f", s.requests_per_s) + "," +
-         Ms(l.avg_ms) + "," + Ms(l.min_ms) + "," + Ms(l.max_ms) + "," + Ms(l.p50_ms) + "," +
-         Ms(l.p90_ms) + "," + Ms(l.p95_ms) + "," + Ms(l.p99_ms) + "," +
-         (s.stable ? "true" : "false") + "," + std::to_string(s.windows_run) + "\n";
+    c +=
+        mode + "," + s.label + "," + std::to_string(s.concurrency) + "," + Format("%g", s.rate) +
+        "," + std::to_string(s.requests) + "," + std::to_string(s.successes) + "," +
+        std::to_string(s.failures) + "," + failures + "," + std::to_string(s.in_flight_at_end) +
+        "," + std::to_string(s.queued_at_end) + "," + std::to_string(s.sent_total) + "," +
+        Format("%.3f", s.measured_s) + "," + Format("%.3f", s.requests_per_s) + "," + Ms(l.avg_ms) +
+        "," + Ms(l.min_ms) + "," + Ms(l.max_ms) + "," + Ms(l.p50_ms) + "," + Ms(l.p90_ms) + "," +
+        Ms(l.p95_ms) + "," + Ms(l.p99_ms) + "," + (s.stable ? "true" : "false") + "," +
+        std::to_string(s.windows_run) + "," +
+        (s.has_server
+             ? Format("%.0f", s.server.requests) + "," + Format("%.1f", s.server.request_us) + "," +
+                   Format("%.1f", s.server.queue_us) + "," + Format("%.1f", s.server.compute_us)
+             : std::string(",,,")) +
+        "\n";
   }
   return c;
 }

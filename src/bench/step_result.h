@@ -16,6 +16,7 @@
 #include <string>
 
 #include "bench/percentiles.h"
+#include "bench/server_metrics.h"
 #include "bench/stability_rule.h"
 #include "common/clock.h"
 
@@ -51,7 +52,9 @@ struct StepResult {
   double requests_per_s = 0;  // successes / measured_s
   LatencySummary latency;     // over successes only
   bool stable = false;
-  int windows_run = 0;  // windows measured before the step ended
+  int windows_run = 0;      // windows measured before the step ended
+  bool has_server = false;  // --metrics-url given: `server` holds the server's view
+  ServerStepTimes server;   // over the whole step, warm-up and drain included
 };
 
 // Throughput and median of one window of `seconds`.

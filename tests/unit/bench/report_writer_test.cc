@@ -104,6 +104,27 @@ TEST(Json, ParsesAndHasTheFields) {
   EXPECT_EQ(std::string_view(doc["latency_budget"]["best_step"]), "c=2");
 }
 
+TEST(ServerSide, InTableJsonAndCsvWhenMeasured) {
+  BenchReport r = MakeReport();
+  r.steps[1].has_server = true;
+  r.steps[1].sent_total = 120;
+  r.steps[1].server = {120, 2500, 400, 2000};
+  EXPECT_NE(FormatTableRow(r.steps[1]).find("server: 120 requests"), std::string::npos);
+  EXPECT_EQ(FormatTableRow(r.steps[0]).find("server:"), std::string::npos);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const std::string text = ToJson(r);
+  ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS) << text;
+  EXPECT_DOUBLE_EQ(double(doc["steps"].at(1)["server"]["queue_us"]), 400.0);
+  simdjson::dom::element absent;
+  EXPECT_NE(doc["steps"].at(0)["server"].get(absent), simdjson::SUCCESS);
+  const std::vector<std::string> lines = Split(ToCsv(r), '\n');
+  const std::size_t columns = Split(lines[0], ',').size();
+  EXPECT_EQ(Split(lines[1], ',').size(), columns);
+  EXPECT_EQ(Split(lines[2], ',').size(), columns);
+  EXPECT_NE(lines[2].find(",120,2500.0,400.0,2000.0"), std::string::npos) << lines[2];
+}
+
 TEST(Csv, OneRowPerStepSameColumnsAsHeader) {
   const std::string text = ToCsv(MakeReport());
   std::vector<std::string> lines = Split(text, '\n');
