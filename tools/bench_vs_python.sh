@@ -158,11 +158,14 @@ for cfg in $CONFIGS; do
   fi
   SERVER_PID=$!
   wait_ready "$port" "$log" "$cfg"
+  server_flags=()
+  [ "$cfg" = inferd ] && server_flags=(--metrics-url "http://127.0.0.1:$metrics_port/metrics")
 
   "$INFERD" bench --url "http://127.0.0.1:$port" --model "$MODEL" --input "$IMAGE" \
     --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP" \
     --windows "$WINDOWS" --max-windows "$MAX_WINDOWS" \
-    --json "$OUT/$tag.json" --csv "$OUT/$tag.csv" --plot "$OUT/$tag.svg" $BENCH_ARGS \
+    --json "$OUT/$tag.json" --csv "$OUT/$tag.csv" --plot "$OUT/$tag.svg" "${server_flags[@]}" \
+    $BENCH_ARGS \
     | tee "$OUT/$tag.bench.txt" >&2
 
   WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE="$CONTENT_TYPE" \

@@ -53,7 +53,9 @@ def test_closed_loop_sweep_counts_match_metrics(inferd_bin, bench_server, tmp_pa
     before, _ = served(bench_server, "identity_fp32")
     body = json.dumps(json_request([("input", torch.arange(8, dtype=torch.float32).reshape(1, 8))])).encode()
     report, stdout, out = run_bench(inferd_bin, bench_server.http, tmp_path, "identity_fp32",
-                                    "req.json", body, "--form", "v2json", "--concurrency", "1,2")
+                                    "req.json", body, "--form", "v2json", "--concurrency", "1,2",
+                                    "--metrics-url",
+                                    f"http://127.0.0.1:{bench_server.metrics}/metrics")
     steps = report["steps"]
     assert [s["label"] for s in steps] == ["c=1", "c=2"]
     for s in steps:
@@ -65,6 +67,11 @@ def test_closed_loop_sweep_counts_match_metrics(inferd_bin, bench_server, tmp_pa
     sent = sum(s["sent_total"] for s in steps)
     assert after - before == sent, f"bench sent {sent}, the server counted {after - before}"
     assert set(by_code) == {"200"}, by_code
+    # --metrics-url: the server's own count per step, and its time per request.
+    for s in steps:
+        server = s["server"]
+        assert server["requests"] == s["sent_total"], s
+        assert 0 < server["compute_us"] <= server["request_us"], server
     # The table and the files.
     assert "c=1" in stdout and "c=2" in stdout and "p99_ms" in stdout
     with open(f"{out}.csv") as f:
