@@ -147,9 +147,9 @@ Status ParsePreprocess(Reader& parent, const std::string& file, PreprocessConfig
   RETURN_IF_ERROR(r.ReadFloatList("mean", &p->mean));
   RETURN_IF_ERROR(r.ReadFloatList("std", &p->std));
   for (float s : p->std) RETURN_IF_ERROR(r.Expect(s != 0, "std", "non-zero values"));
-  RETURN_IF_ERROR(r.Read("color", &p->color, "rgb or grayscale"));
-  RETURN_IF_ERROR(
-      r.Expect(p->color == "rgb" || p->color == "grayscale", "color", "rgb or grayscale"));
+  RETURN_IF_ERROR(r.Read("color", &p->color, "rgb, bgr or grayscale"));
+  RETURN_IF_ERROR(r.Expect(p->color == "rgb" || p->color == "bgr" || p->color == "grayscale",
+                           "color", "rgb, bgr or grayscale"));
   RETURN_IF_ERROR(r.Read("invert", &p->invert, "true or false"));
   RETURN_IF_ERROR(r.Read("scale", &p->scale, "a number"));
   RETURN_IF_ERROR(r.ReadInt("max_pixels", &p->max_pixels, 1));
@@ -158,6 +158,7 @@ Status ParsePreprocess(Reader& parent, const std::string& file, PreprocessConfig
   RETURN_IF_ERROR(r.Read("lowercase", &p->lowercase, "true or false"));
   RETURN_IF_ERROR(r.Read("strip_accents", &p->strip_accents, "true or false"));
   RETURN_IF_ERROR(r.ReadInt("max_length", &p->max_length, 1));
+  RETURN_IF_ERROR(r.Read("truncation", &p->truncation, "true or false"));
   return r.CheckUnknown();
 }
 

@@ -41,7 +41,7 @@ struct PreprocessConfig {
   int center_crop = 0;  // square crop, 0 = none
   int width = 0, height = 0;  // exact resize to width x height when both set (before crop)
   std::vector<float> mean, std;  // per channel, applied after scaling to [0,1]
-  std::string color = "rgb";     // rgb | grayscale
+  std::string color = "rgb";     // rgb | bgr | grayscale (channel order the model wants)
   bool invert = false;           // 255 - pixel, e.g. white-on-black digits
   float scale = 1.0f / 255.0f;   // pixel multiplier before mean/std
   int64_t max_pixels = 64LL * 1000 * 1000;

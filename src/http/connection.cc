@@ -162,6 +162,8 @@ void Connection::Dispatch() {
   req.content_type = std::string(message[bhttp::field::content_type]);
   auto ihcl = message.find("Inference-Header-Content-Length");
   if (ihcl != message.end()) req.inference_header_length = std::string(ihcl->value());
+  auto timeout = message.find("X-Request-Timeout-Ms");
+  if (timeout != message.end()) req.request_timeout_ms = std::string(timeout->value());
   *req.body = std::move(message.body());
   ReservePadding(*req.body);
   req.received = Clock::Real()->Now();

@@ -28,6 +28,8 @@ struct HttpRequest {
   std::string content_type;                  // as sent; may be empty
   // Inference-Header-Content-Length (v2 binary tensor extension), when sent.
   std::optional<std::string> inference_header_length;
+  // X-Request-Timeout-Ms: the TorchServe API's per-request deadline, when sent.
+  std::optional<std::string> request_timeout_ms;
   std::shared_ptr<std::string> body = std::make_shared<std::string>();
   // Flipped by the connection when the client goes away (best effort).
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);

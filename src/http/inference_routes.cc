@@ -1,9 +1,10 @@
 #include "http/inference_routes.h"
 
+#include <charconv>
+
 #include "http/inference_call.h"
 #include "http/json_body.h"
 #include "http/json_writer.h"
-#include "http/raw_body.h"
 #include "http/status_map.h"
 #include "http/torchserve_codec.h"
 
@@ -24,14 +25,25 @@ void Predict(const RouteContext& ctx, const HttpRequest& http, const PathParams&
   if (!model) return;
   const config::ModelConfig& config = model->config();
   scheduler::InferenceRequest request;
-  bool single_item = true;
-  if (!config.preprocess.kind.empty()) {
-    auto raw = ExtractRawInput(http);
-    if (!raw.ok()) {
-      AnswerError(ctx, model->name(), model->version(), http, respond, raw.status());
+  if (http.request_timeout_ms) {
+    // A per-request deadline, like v2's `timeout` parameter; replaces the
+    // model's request_timeout_ms.
+    int64_t ms = 0;
+    const std::string& text = *http.request_timeout_ms;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (ec != std::errc() || end != text.data() + text.size() || ms <= 0) {
+      AnswerError(ctx, model->name(), model->version(), http, respond,
+                  InvalidArgument("header X-Request-Timeout-Ms: expected a positive integer "
+                                  "(milliseconds), got '" + text + "'"));
       return;
     }
-    request.raw.push_back(std::move(*raw));
+    request.deadline = http.received + std::chrono::milliseconds(ms);
+  }
+  bool single_item = true;
+  if (!config.preprocess.kind.empty()) {
+    // The body goes through untouched: the pipeline unwraps multipart and
+    // base64 JSON on the executor, inside the core budget (pipeline/payload.h).
+    request.raw.push_back({http.content_type, *http.body});
   } else {
     auto parsed = ParsePredictionJson(*http.body, config);
     if (!parsed.ok()) {

@@ -2,7 +2,7 @@
 //   GET  /ping                               {"status": "Healthy"} (503 "Unhealthy" when not ready)
 //   POST /predictions/{model}[/{version}]    JSON tensors, or raw bytes for models with preprocess:
 //                                            (PUT too, as `curl -T file` sends)
-// See torchserve_codec.h and raw_body.h for the body forms.
+// See torchserve_codec.h (tensors) and pipeline/payload.h (raw bodies) for the body forms.
 #pragma once
 
 #include "http/route_context.h"

@@ -25,8 +25,13 @@ void RequestMetrics::Record(const std::string& model, int64_t version, int http_
                      metrics::LatencyBuckets())
       .Observe(static_cast<double>(response->queue_us) * 1e-6);
   registry_
+      ->GetHistogram("inferd_preprocess_duration_seconds",
+                     "this request's pre-processing (decode, resize, tokenize) on the executor",
+                     labels, metrics::LatencyBuckets())
+      .Observe(static_cast<double>(response->preprocess_us) * 1e-6);
+  registry_
       ->GetHistogram("inferd_compute_duration_seconds",
-                     "time of the batch this request ran in (pre/post-processing included)", labels,
+                     "the model's forward for the batch this request ran in", labels,
                      metrics::LatencyBuckets())
       .Observe(static_cast<double>(response->compute_us) * 1e-6);
 }

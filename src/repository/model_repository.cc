@@ -127,6 +127,7 @@ class ModelRepository::Impl {
     ASSIGN_OR_RETURN(auto model, options_.backend->Load(lo));
     scheduler::ModelSpec spec;
     spec.name = config.name + ":" + std::to_string(version);
+    spec.version = std::to_string(version);
     spec.config = config;
     spec.model = model;
     if (options_.hooks_factory) {

@@ -35,7 +35,9 @@ struct InferenceRequest {
   // Set by the front end from a per-request timeout; left at max(), the
   // scheduler sets it from the model's request_timeout_ms.
   TimePoint deadline = TimePoint::max();
-  int priority = 0;  // lower runs first; 0 is the default level
+  // KServe v2 `priority`, as in Triton: 1 is the highest level, larger numbers
+  // run later; 0 (absent) is the default level, between 1 and 2.
+  int priority = 0;
   // Set by the front end when the client went away; checked before compute.
   std::function<bool()> is_cancelled;
 };
@@ -52,6 +54,7 @@ struct InferenceResponse {
   std::vector<std::vector<LabelScore>> labels;
   // Timings for metrics, in microseconds.
   int64_t queue_us = 0;
+  int64_t preprocess_us = 0;  // this request's pre-processing on the executor
   int64_t compute_us = 0;
   int batch_size = 0;  // size of the batch this request ran in (in items)
 };

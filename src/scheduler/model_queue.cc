@@ -6,13 +6,20 @@ namespace inferd::scheduler {
 
 ModelQueue::ModelQueue(ModelSpec spec) : spec_(std::move(spec)) {}
 
+namespace {
+
+// Orders priority levels: 1 < default (0) < 2 < 3 ...
+int LevelKey(int priority) { return priority == 0 ? 3 : 2 * priority; }
+
+}  // namespace
+
 Status ModelQueue::Push(QueuedRequest entry) {
   if (static_cast<int>(size_) >= spec_.config.max_queue_size) {
     return ResourceExhausted("model '" + spec_.name + "' is overloaded: its queue holds " +
                              std::to_string(size_) + " requests (max_queue_size); retry later");
   }
   entry.seq = next_seq_++;
-  levels_[entry.request.priority].push_back(std::move(entry));
+  levels_[LevelKey(entry.request.priority)].push_back(std::move(entry));
   ++size_;
   return Status::Ok();
 }

@@ -3,7 +3,8 @@
 // Pure logic with time passed in (no clock, no threads), so that batch
 // formation is unit-tested with an injected time and no sleeps. The Scheduler
 // owns the locking: every method must be called with the scheduler's mutex
-// held. Requests are ordered by priority level (lower first), then arrival.
+// held. Requests are ordered by priority level (1 first, then the default 0,
+// then 2, 3, ...), then arrival.
 //
 // A batch is ready when the queue's head request has waited
 // max_queue_delay_us, or the compatible requests at the head fill
@@ -91,7 +92,7 @@ class ModelQueue {
   bool Compatible(const InferenceRequest& head, const InferenceRequest& other) const;
 
   ModelSpec spec_;
-  std::map<int, std::deque<QueuedRequest>> levels_;  // priority level -> FIFO
+  std::map<int, std::deque<QueuedRequest>> levels_;  // LevelKey(priority) -> FIFO
   size_t size_ = 0;
   uint64_t next_seq_ = 0;
 };

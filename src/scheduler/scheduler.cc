@@ -50,11 +50,12 @@ class Scheduler::Impl {
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec) {
     auto q = std::make_shared<ModelQueue>(std::move(spec));
     if (metrics::Registry* r = options_.metrics) {
-      const metrics::Labels model = {{"model", q->spec().name}};
+      const metrics::Labels model = {{"model", q->config().name}, {"version", q->spec().version}};
       auto rejected = [&](const std::string& reason) {
+        metrics::Labels labels = model;
+        labels["reason"] = reason;
         return &r->GetCounter("inferd_rejected_total",
-                              "requests answered without compute, by reason",
-                              {{"model", q->spec().name}, {"reason", reason}});
+                              "requests answered without compute, by reason", labels);
       };
       q->metrics.queue_depth =
           &r->GetGauge("inferd_queue_depth", "requests queued, not yet running", model);
@@ -234,15 +235,20 @@ class Scheduler::Impl {
     const ModelSpec& spec = q.spec();
     // Pre-processing, per request; a request that fails is answered alone.
     std::vector<QueuedRequest*> live;
+    std::vector<int64_t> preprocess_us;
     for (auto& r : batch.requests) {
+      int64_t us = 0;
       if (!r.request.raw.empty() && spec.hooks.preprocess) {
+        const TimePoint t0 = options_.clock->Now();
         Status st = spec.hooks.preprocess(r.request);
+        us = MicrosBetween(t0, options_.clock->Now());
         if (!st.ok()) {
           r.done(st);
           continue;
         }
       }
       live.push_back(&r);
+      preprocess_us.push_back(us);
     }
     if (live.empty()) return;
     std::vector<const std::vector<NamedTensor>*> inputs;
@@ -272,6 +278,7 @@ class Scheduler::Impl {
       response.id = live[i]->request.id;
       response.outputs = std::move((*split)[i]);
       response.queue_us = MicrosBetween(live[i]->request.enqueue_time, start);
+      response.preprocess_us = preprocess_us[i];
       response.compute_us = MicrosBetween(compute_start, compute_end);
       response.batch_size = items;
       if (spec.hooks.postprocess) {

@@ -41,7 +41,8 @@ struct ModelHooks {
 };
 
 struct ModelSpec {
-  std::string name;        // "model:version", used in messages and metrics
+  std::string name;        // "model:version", used in messages
+  std::string version;     // metrics label `version` (the model label is config.name)
   config::ModelConfig config;
   std::shared_ptr<backend::Model> model;
   ModelHooks hooks;

@@ -223,8 +223,30 @@ def test_deadline_in_queue_answers_504(batch_server, batch_store):
     assert dropped - dropped0 == 1, f"inferd_rejected_total{{reason=deadline}} moved by {dropped - dropped0}"
 
 
+def test_torchserve_timeout_header_answers_504(batch_server, batch_store):
+    """The TorchServe API's per-request deadline, header X-Request-Timeout-Ms: a
+    request still queued past it answers 504; a malformed value answers 400."""
+    s = batch_server
+    bad = post(s.http, "/predictions/deadline_slow", [1], headers={"X-Request-Timeout-Ms": "soon"})
+    assert bad.status == 400, bad
+    assert "X-Request-Timeout-Ms" in bad.error(), bad
+
+    def fire(i):
+        if i < 6:
+            return post(s.http, "/predictions/deadline_slow", [SLOW_ITERATIONS])
+        wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "long requests queued")
+        return post(s.http, "/predictions/deadline_slow", [1], headers={"X-Request-Timeout-Ms": "20"})
+
+    results = run_concurrently(7, fire)
+    for i, r in enumerate(results[:6]):
+        assert not isinstance(r, Exception) and r.status == 200, f"request {i}: {r!r}"
+    r = results[6]
+    assert not isinstance(r, Exception), repr(r)
+    assert r.status == 504, f"a 20 ms deadline behind 3+ queued ~100 ms requests: expected 504, got {r}"
+
+
 def test_priority_overtakes_queued_requests(batch_server, batch_store):
-    """v2 `priority` (lower runs first, 0 the default): a default-priority
+    """v2 `priority` (1 first, then the default 0, then 2, 3...): a default-priority
     request sent once 3+ priority-5 ones are queued runs before at least 2 of them."""
     s = batch_server
     ref = slow_reference(batch_store, "deadline_slow", SLOW_ITERATIONS)

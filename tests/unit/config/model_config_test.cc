@@ -42,6 +42,19 @@ postprocess: {kind: topk, k: 5, labels: labels.txt}
   EXPECT_EQ(c->postprocess.labels, "labels.txt");
 }
 
+TEST(ModelConfigTest, TextPreprocessKeys) {
+  auto c = Parse(R"(
+inputs: [{name: input_ids, datatype: INT64, shape: [-1], pad_value: 0}]
+preprocess: {kind: text, tokenizer: wordpiece, vocab: vocab.txt, max_length: 64, truncation: false,
+             lowercase: false}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->preprocess.max_length, 64);
+  EXPECT_FALSE(c->preprocess.truncation);
+  EXPECT_FALSE(c->preprocess.lowercase);
+  EXPECT_EQ(c->inputs[0].pad_value, 0.0);
+}
+
 TEST(ModelConfigTest, DefaultsAreApplied) {
   auto c = Parse("inputs: [{name: x, datatype: INT64, shape: [-1]}]");
   ASSERT_TRUE(c.ok()) << c.status().ToString();

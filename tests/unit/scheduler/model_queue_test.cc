@@ -111,6 +111,16 @@ TEST(ModelQueueTest, HigherPriorityGoesFirst) {
   EXPECT_EQ(q.TakeBatch(kT0 + microseconds(5)).requests[0].request.priority, 2);
 }
 
+TEST(ModelQueueTest, PriorityOneBeatsTheDefaultAndTheDefaultBeatsTwo) {
+  auto q = MakeQueue(Config(1, 0));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0, /*priority=*/2)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0, /*priority=*/0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0, /*priority=*/1)).ok());
+  std::vector<int> order;
+  while (!q.empty()) order.push_back(q.TakeBatch(kT0).requests[0].request.priority);
+  EXPECT_EQ(order, (std::vector<int>{1, 0, 2}));
+}
+
 TEST(ModelQueueTest, FullQueueIsResourceExhausted) {
   auto c = Config(1, 0);
   c.max_queue_size = 2;

@@ -34,6 +34,7 @@ class SchedulerTest : public ::testing::Test {
     model_ = std::make_shared<backend::FakeModel>(config);
     ModelSpec spec;
     spec.name = "m:1";
+    spec.version = "1";
     spec.config = config;
     spec.model = model_;
     spec.max_concurrency = max_concurrency;
@@ -90,7 +91,7 @@ TEST_F(SchedulerTest, RequestsQueuedWhileBusyRunAsOneBatch) {
     EXPECT_EQ(Floats(res->outputs[0].tensor), (std::vector<float>{start, start + 1}));
   }
   EXPECT_EQ(model_->batch_sizes(), (std::vector<int64_t>{1, 4}));
-  auto& hist = registry_.GetHistogram("inferd_batch_size", "", {{"model", "m:1"}},
+  auto& hist = registry_.GetHistogram("inferd_batch_size", "", {{"model", "m"}, {"version", "1"}},
                                       metrics::BatchSizeBuckets());
   EXPECT_EQ(hist.count(), 2u);
   EXPECT_EQ(hist.sum(), 5);
@@ -120,9 +121,9 @@ TEST_F(SchedulerTest, FullQueueIsRefusedAtOnce) {
   auto refused = Submit(3, 1, TimePoint::max(), &st);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(scheduler_->QueueDepth(*queue_), 2u);
-  EXPECT_EQ(registry_.GetGauge("inferd_queue_depth", "", {{"model", "m:1"}}).value(), 2);
+  EXPECT_EQ(registry_.GetGauge("inferd_queue_depth", "", {{"model", "m"}, {"version", "1"}}).value(), 2);
   EXPECT_EQ(registry_
-                .GetCounter("inferd_rejected_total", "", {{"model", "m:1"}, {"reason", "queue_full"}})
+                .GetCounter("inferd_rejected_total", "", {{"model", "m"}, {"version", "1"}, {"reason", "queue_full"}})
                 .value(),
             1);
   model_->OpenGate();
@@ -145,7 +146,7 @@ TEST_F(SchedulerTest, ExpiredRequestIsDroppedBeforeCompute) {
   EXPECT_EQ(res.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(model_->calls().size(), 1u) << "the expired request never reached the model";
   EXPECT_EQ(registry_
-                .GetCounter("inferd_rejected_total", "", {{"model", "m:1"}, {"reason", "deadline"}})
+                .GetCounter("inferd_rejected_total", "", {{"model", "m"}, {"version", "1"}, {"reason", "deadline"}})
                 .value(),
             1);
 }
