@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "bench/percentiles.h"
+#include "common/json_writer.h"
 
 namespace inferd::bench {
 
@@ -16,30 +17,9 @@ std::string Format(const char* fmt, double v) {
 }
 
 std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += Format("\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  AppendJsonString(out, s);
+  return out;
 }
 
 std::string Ms(double v) { return Format("%.3f", v); }

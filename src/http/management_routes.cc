@@ -2,7 +2,7 @@
 
 #include "http/inference_call.h"
 #include "http/json_body.h"
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 #include "http/model_metadata.h"
 #include "http/status_map.h"
 

@@ -1,6 +1,6 @@
 #include "http/model_metadata.h"
 
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 
 namespace inferd::http {
 namespace {

@@ -1,6 +1,6 @@
 #include "http/router.h"
 
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 #include "http/status_map.h"
 
 namespace inferd::http {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 
 namespace inferd::http {
 
@@ -47,6 +47,13 @@ HttpResponse JsonResponse(int status, std::string body) {
   r.status = status;
   r.body = std::move(body);
   return r;
+}
+
+std::string ErrorJson(std::string_view message) {
+  std::string out = "{\"error\":";
+  AppendJsonString(out, message);
+  out += '}';
+  return out;
 }
 
 }  // namespace inferd::http

@@ -21,4 +21,7 @@ HttpResponse ErrorResponse(const Status& status);
 // A JSON response with the given status and body text.
 HttpResponse JsonResponse(int status, std::string body);
 
+// {"error": message}
+std::string ErrorJson(std::string_view message);
+
 }  // namespace inferd::http

@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 #include "common/tensor.h"
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 
 namespace inferd::http {
 

@@ -1,7 +1,7 @@
 #include "http/torchserve_codec.h"
 
 #include "http/json_body.h"
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 #include "http/tensor_json.h"
 
 namespace inferd::http {

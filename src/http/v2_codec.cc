@@ -5,7 +5,7 @@
 #include <set>
 
 #include "http/json_body.h"
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 #include "http/tensor_json.h"
 
 namespace inferd::http {

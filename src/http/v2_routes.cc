@@ -3,7 +3,7 @@
 #include <set>
 
 #include "http/inference_call.h"
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 #include "http/model_metadata.h"
 #include "http/status_map.h"
 #include "http/tensor_json.h"

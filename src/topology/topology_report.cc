@@ -1,7 +1,7 @@
 #include "topology/topology_report.h"
 
 #include "topology/cpu_list.h"
-#include "topology/json_writer.h"
+#include "common/json_writer.h"
 
 namespace inferd::topology {
 namespace {
@@ -79,7 +79,7 @@ void WriteTopologyText(const CpuBudget& b, const CorePlan& plan, std::ostream& o
 
 void WriteTopologyJson(const CpuBudget& b, const CorePlan& plan, std::ostream& out) {
   const HardwareTopology& hw = b.hardware;
-  JsonWriter w(out);
+  JsonWriter w;
   w.BeginObject();
   w.Key("source").String(hw.source);
   w.Key("packages").Int(hw.num_packages);
@@ -153,7 +153,7 @@ void WriteTopologyJson(const CpuBudget& b, const CorePlan& plan, std::ostream& o
   for (const auto& s : plan.notes) w.String(s);
   w.EndArray();
   w.EndObject();
-  out << "\n";
+  out << w.str() << "\n";
 }
 
 }  // namespace inferd::topology

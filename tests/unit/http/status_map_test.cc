@@ -26,6 +26,8 @@ TEST(StatusMap, ErrorResponseIsJsonWithTheMessage) {
   EXPECT_TRUE(r.headers.empty());
 }
 
+TEST(StatusMap, ErrorJsonEscapes) { EXPECT_EQ(ErrorJson("bad \"x\""), R"({"error":"bad \"x\""})"); }
+
 TEST(StatusMap, QueueFullCarriesRetryAfter) {
   HttpResponse r = ErrorResponse(ResourceExhausted("queue full"));
   EXPECT_EQ(r.status, 429);

@@ -5,7 +5,6 @@
 
 #include <sstream>
 
-#include "topology/json_writer.h"
 #include "unit/topology/fake_tree.h"
 
 namespace inferd::topology {
@@ -26,15 +25,6 @@ std::vector<int64_t> Ints(simdjson::dom::element e) {
   std::vector<int64_t> out;
   for (auto v : e.get_array()) out.push_back(v.get_int64());
   return out;
-}
-
-TEST(JsonWriterTest, WritesNestedValuesWithCommasAndEscapes) {
-  std::ostringstream out;
-  JsonWriter w(out);
-  w.BeginObject().Key("a").Int(1).Key("s").String("q\"\\\n\x01").Key("l").IntArray({1, 2});
-  w.Key("o").BeginObject().Key("d").Double(2.5).Key("n").Null().Key("b").Bool(true).EndObject();
-  w.EndObject();
-  EXPECT_EQ(out.str(), R"({"a":1,"s":"q\"\\\n\u0001","l":[1,2],"o":{"d":2.5,"n":null,"b":true}})");
 }
 
 TEST(TopologyCommandTest, JsonReportsBudgetPlanAndModels) {

@@ -1,4 +1,4 @@
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,16 @@
 #include <limits>
 #include <random>
 
-namespace inferd::http {
+namespace inferd {
 namespace {
+
+TEST(JsonWriter, IntArraysAndControlCharacters) {
+  JsonWriter w;
+  w.BeginObject().Key("a").Int(1).Key("s").String("q\"\\\n\x01").Key("l").IntArray({1, 2});
+  w.Key("o").BeginObject().Key("d").Double(2.5).Key("n").Null().Key("b").Bool(true).EndObject();
+  w.EndObject();
+  EXPECT_EQ(w.str(), R"({"a":1,"s":"q\"\\\n\u0001","l":[1,2],"o":{"d":2.5,"n":null,"b":true}})");
+}
 
 TEST(JsonWriter, InsertsCommasAndColons) {
   JsonWriter w;
@@ -69,7 +77,6 @@ TEST(JsonWriter, NonFiniteAsPythonWritesThem) {
   EXPECT_EQ(w.str(), "[NaN,Infinity,-Infinity]");
 }
 
-TEST(JsonWriter, ErrorJson) { EXPECT_EQ(ErrorJson("bad \"x\""), R"({"error":"bad \"x\""})"); }
 
 }  // namespace
-}  // namespace inferd::http
+}  // namespace inferd

@@ -1,9 +1,9 @@
-#include "http/json_writer.h"
+#include "common/json_writer.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace inferd::http {
+namespace inferd {
 namespace {
 
 template <typename T>
@@ -72,13 +72,6 @@ void AppendJsonInt(std::string& out, int64_t value) {
 std::string& JsonWriter::BeginRawValue() {
   BeforeValue();
   return out_;
-}
-
-std::string ErrorJson(std::string_view message) {
-  std::string out = "{\"error\":";
-  AppendJsonString(out, message);
-  out += '}';
-  return out;
 }
 
 void JsonWriter::BeforeValue() {
@@ -160,6 +153,12 @@ JsonWriter& JsonWriter::Float(float value) {
   return *this;
 }
 
+JsonWriter& JsonWriter::IntArray(const std::vector<int>& values) {
+  BeginArray();
+  for (int v : values) Int(v);
+  return EndArray();
+}
+
 JsonWriter& JsonWriter::Bool(bool value) {
   BeforeValue();
   out_ += value ? "true" : "false";
@@ -172,4 +171,4 @@ JsonWriter& JsonWriter::Null() {
   return *this;
 }
 
-}  // namespace inferd::http
+}  // namespace inferd

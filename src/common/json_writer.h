@@ -1,4 +1,5 @@
-// JsonWriter: builds compact JSON text into a string, one call per token.
+// JsonWriter: builds compact JSON text into a string, one call per token; the
+// one JSON writer of the project (HTTP answers, `topology --json`, bench reports).
 //
 // Numbers are written exactly: integers in full, floats and doubles as the
 // shortest text that reads back to the same value (std::to_chars), so an FP32
@@ -12,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace inferd::http {
+namespace inferd {
 
 class JsonWriter {
  public:
@@ -28,6 +29,7 @@ class JsonWriter {
   JsonWriter& Float(float value);
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
+  JsonWriter& IntArray(const std::vector<int>& values);
   // For bulk writers (tensor data): the buffer to append exactly one complete
   // JSON value to, after the writer has placed any comma it needs.
   std::string& BeginRawValue();
@@ -51,7 +53,4 @@ void AppendJsonFloat(std::string& out, float value);
 void AppendJsonDouble(std::string& out, double value);
 void AppendJsonInt(std::string& out, int64_t value);
 
-// {"error": message}
-std::string ErrorJson(std::string_view message);
-
-}  // namespace inferd::http
+}  // namespace inferd
