@@ -98,7 +98,7 @@ std::optional<TimePoint> ModelQueue::ReadyTime() const {
   return head->second + std::chrono::microseconds(db.max_queue_delay_us);
 }
 
-Batch ModelQueue::TakeBatch(TimePoint now) {
+Batch ModelQueue::TakeBatch(TimePoint now, int share_with) {
   Batch batch;
   const auto& db = spec_.config.dynamic_batching;
   int limit = std::max(1, spec_.config.max_batch_size);
@@ -115,6 +115,10 @@ Batch ModelQueue::TakeBatch(TimePoint now) {
       if (p <= available) best = std::max(best, p);
     }
     if (best > 0) limit = best;
+  }
+  if (share_with > 1) {
+    const int available = CompatibleItems(nullptr, limit);
+    limit = std::max(1, std::min(limit, (available + share_with - 1) / share_with));
   }
   std::vector<std::pair<int, size_t>> picks;
   CompatibleItems(&picks, limit);

@@ -64,8 +64,10 @@ class ModelQueue {
   // Arrival of the head request, for fairness between models.
   std::optional<std::pair<int, TimePoint>> HeadKey() const;
 
-  // Forms the next batch; call when ReadyTime() <= now.
-  Batch TakeBatch(TimePoint now);
+  // Forms the next batch; call when ReadyTime() <= now. `share_with` executors
+  // (this one included) are free to run this model now: the batch takes about
+  // 1/share_with of the compatible items, so that each of them gets a part.
+  Batch TakeBatch(TimePoint now, int share_with = 1);
   // Empties the queue (shutdown).
   std::vector<QueuedRequest> TakeAll();
 

@@ -181,14 +181,22 @@ class Scheduler::Impl {
       ModelQueue* q = PickReady(id, now, &wake);
       if (!q) {
         PruneRemoved();
+        ++idle_;
         if (wake == TimePoint::max()) {
           cv_.wait(lock);
         } else {
           cv_.wait_for(lock, wake - now);
         }
+        --idle_;
         continue;
       }
-      Batch batch = q->TakeBatch(now);
+      // Spread the queued items over the executors that are idle now and may
+      // run this model, instead of handing them all to this one while the
+      // others wait: batching must not leave cores idle.
+      const int helpers = q->spec().max_concurrency > 0
+                              ? std::min(idle_, q->spec().max_concurrency - q->running - 1)
+                              : idle_;
+      Batch batch = q->TakeBatch(now, 1 + std::max(helpers, 0));
       SetDepth(*q);
       if (q->metrics.batch_size) q->metrics.batch_size->Observe(batch.items);
       ++q->running;
@@ -298,6 +306,7 @@ class Scheduler::Impl {
   std::condition_variable idle_cv_;  // outstanding_ reached 0
   std::vector<std::shared_ptr<ModelQueue>> queues_;  // guarded by mu_
   size_t outstanding_ = 0;                           // guarded by mu_: queued + running
+  int idle_ = 0;                                     // guarded by mu_: executors waiting for work
   bool draining_ = false;                            // guarded by mu_
   bool stopping_ = false;                            // guarded by mu_
   std::vector<std::thread> threads_;

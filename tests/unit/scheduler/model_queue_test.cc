@@ -78,6 +78,14 @@ TEST(ModelQueueTest, PreferredSizeMakesReadyEarlyAndIsTakenExactly) {
   EXPECT_EQ(rest.items, 1) << "after the delay whatever is queued";
 }
 
+TEST(ModelQueueTest, SharesQueuedItemsWithIdleExecutors) {
+  auto q = MakeQueue(Config(8, 0));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(q.TakeBatch(kT0, /*share_with=*/2).items, 3) << "ceil(5 / 2)";
+  EXPECT_EQ(q.TakeBatch(kT0, /*share_with=*/2).items, 1) << "ceil(2 / 2)";
+  EXPECT_EQ(q.TakeBatch(kT0, /*share_with=*/1).items, 1);
+}
+
 TEST(ModelQueueTest, GroupsByShapeWithoutPadValue) {
   auto q = MakeQueue(Config(8, 0, {-1}));
   ASSERT_TRUE(q.Push(Req({1, 3}, kT0)).ok());
