@@ -83,12 +83,12 @@ int ModelQueue::CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int 
   return items;
 }
 
-std::optional<TimePoint> ModelQueue::ReadyTime() const {
+std::optional<TimePoint> ModelQueue::ReadyTime(bool executors_idle) const {
   auto head = HeadKey();
   if (!head) return std::nullopt;
   const auto& db = spec_.config.dynamic_batching;
   const int max_items = spec_.config.max_batch_size;
-  if (max_items <= 1 || db.max_queue_delay_us <= 0) return head->second;
+  if (max_items <= 1 || db.max_queue_delay_us <= 0 || executors_idle) return head->second;
   const int items = CompatibleItems(nullptr, max_items);
   int largest_preferred = 0;
   for (int p : db.preferred_batch_sizes) largest_preferred = std::max(largest_preferred, p);

@@ -9,7 +9,8 @@
 // A batch is ready when the queue's head request has waited
 // max_queue_delay_us, or the compatible requests at the head fill
 // max_batch_size, or they reach the largest preferred batch size, or the model
-// has no delay configured. Requests join a batch when their non-batch shapes
+// has no delay configured, or another executor is idle (batching never leaves
+// a core idle: it trades latency for throughput only when cores are busy). Requests join a batch when their non-batch shapes
 // equal the head's, or when every input whose shape differs declares a
 // pad_value (then the batch is padded to the largest).
 #pragma once
@@ -58,7 +59,10 @@ class ModelQueue {
                    std::vector<QueuedRequest>* cancelled);
 
   // When a batch will be ready (<= now: ready now); nullopt when empty.
-  std::optional<TimePoint> ReadyTime() const;
+  // `executors_idle`: another executor that could run work is idle, so waiting
+  // for a fuller batch would leave a core idle: ready at once (the delay only
+  // applies while every other executor is busy).
+  std::optional<TimePoint> ReadyTime(bool executors_idle = false) const;
   // The earliest deadline of any queued request (TimePoint::max() if none).
   TimePoint EarliestDeadline() const;
   // Arrival of the head request, for fairness between models.

@@ -136,7 +136,7 @@ class Scheduler::Impl {
       if (q->empty()) continue;
       *next_wake = std::min(*next_wake, q->EarliestDeadline());
       if (!q->CanStartOn(executor)) continue;
-      auto ready = q->ReadyTime();
+      auto ready = q->ReadyTime(/*executors_idle=*/idle_ > 0);
       if (*ready > now) {
         *next_wake = std::min(*next_wake, *ready);
         continue;

@@ -55,6 +55,14 @@ TEST(ModelQueueTest, WaitsForTheDelayUnlessFull) {
   EXPECT_EQ(b.requests.size(), 3u);
 }
 
+TEST(ModelQueueTest, AnIdleExecutorMeansNoWaiting) {
+  auto q = MakeQueue(Config(8, 2000));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(/*executors_idle=*/false), kT0 + microseconds(2000));
+  EXPECT_EQ(*q.ReadyTime(/*executors_idle=*/true), kT0)
+      << "waiting for a fuller batch while a core idles would only add latency";
+}
+
 TEST(ModelQueueTest, NeverExceedsMaxBatchSize) {
   auto q = MakeQueue(Config(4, 100));
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(q.Push(Req({3, 2}, kT0)).ok());
