@@ -1,5 +1,6 @@
 #include "scheduler/scheduler.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -152,6 +153,8 @@ class Scheduler::Impl {
 
   void ExecutorLoop(int id) {
     const ExecutorSpec& spec = options_.executors[static_cast<size_t>(id)];
+    // Named for `top -H` and /proc/PID/task/*/comm (15 characters at most).
+    pthread_setname_np(pthread_self(), ("inferd-exec-" + std::to_string(id % 1000)).c_str());
     if (options_.backend) options_.backend->InitExecutorThread(spec.cores, spec.num_threads);
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {

@@ -86,10 +86,14 @@ def test_compute_threads_stay_within_the_budget_and_pinned(server_factory, examp
             burning[tid] = (name, round(share, 2), thread_affinity(pid, tid))
     report = (f"usable cores {cores}; threads above {BURNING:.0%} of a core over "
               f"{elapsed:.1f} s: {burning}; all threads: {len(after)}")
+    print("\n" + report)
     assert burning, "no thread burned CPU under load: the load did not reach the server? " + report
     assert len(burning) <= cores, "more threads burn CPU than there are usable cores: " + report
     pinned = [aff for (_, _, aff) in burning.values()]
     for aff in pinned:
         assert aff.isdigit(), f"a thread that burns CPU is not pinned to one core ({aff}): " + report
+    names = [name for (name, _, _) in burning.values()]
+    assert all(n.startswith("inferd-exec-") for n in names), \
+        "a thread that burns CPU is not an executor: " + report
     assert len(set(pinned)) == len(pinned), "two compute threads share a core: " + report
     stop_and_check(s)
