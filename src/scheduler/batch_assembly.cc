@@ -32,26 +32,32 @@ void StoreScalar(DataType dtype, double value, std::byte* out) {
   }
 }
 
-// Copies `src` (shape s, batch first) into `dst` (shape d >= s in every dim)
-// at batch offset `b0`, row-major, leaving the rest as already filled.
-void CopyPadded(const Tensor& src, const Shape& d, int64_t b0, std::byte* dst, size_t elem) {
-  const Shape& s = src.shape();
-  const size_t rank = s.size();
-  if (rank == 0) return;
-  // Strides of dst in elements.
-  std::vector<int64_t> dst_stride(rank, 1);
-  for (size_t i = rank - 1; i > 0; --i) dst_stride[i - 1] = dst_stride[i] * d[i];
-  const int64_t inner = s[rank - 1];
-  const int64_t rows = inner == 0 ? 0 : src.num_elements() / inner;
-  std::vector<int64_t> idx(rank, 0);
+// Copies the leading block `block` (block[i] <= both shapes' dim i) of the
+// row-major tensor `src` (shape src_shape) into `dst` (shape dst_shape), shifted
+// by `dst_row0` along dim 0. Used both ways: into a padded batch, and back out
+// of it into a request's own, shorter shape.
+void CopyBlock(const std::byte* src, const Shape& src_shape, std::byte* dst,
+               const Shape& dst_shape, const Shape& block, int64_t dst_row0, size_t elem) {
+  const size_t rank = block.size();
+  if (rank == 0 || NumElements(block) == 0) return;
+  std::vector<int64_t> src_stride(rank, 1), dst_stride(rank, 1);
+  for (size_t i = rank - 1; i > 0; --i) {
+    src_stride[i - 1] = src_stride[i] * src_shape[i];
+    dst_stride[i - 1] = dst_stride[i] * dst_shape[i];
+  }
+  const int64_t inner = block[rank - 1];
+  const int64_t rows = NumElements(block) / inner;
+  const auto e = static_cast<int64_t>(elem);
+  std::vector<int64_t> idx(rank, 0);  // multi-index of the current row's start
   for (int64_t r = 0; r < rows; ++r) {
-    // idx holds the multi-index of the row start in src.
-    int64_t off = (idx[0] + b0) * dst_stride[0];
-    for (size_t i = 1; i + 1 < rank; ++i) off += idx[i] * dst_stride[i];
-    std::memcpy(dst + off * static_cast<int64_t>(elem), src.data() + r * inner * static_cast<int64_t>(elem),
-                static_cast<size_t>(inner) * elem);
+    int64_t from = 0, to = dst_row0 * dst_stride[0];
+    for (size_t i = 0; i + 1 < rank; ++i) {
+      from += idx[i] * src_stride[i];
+      to += idx[i] * dst_stride[i];
+    }
+    std::memcpy(dst + to * e, src + from * e, static_cast<size_t>(inner) * elem);
     for (size_t i = rank - 1; i-- > 0;) {
-      if (++idx[i] < s[i]) break;
+      if (++idx[i] < block[i]) break;
       idx[i] = 0;
     }
   }
@@ -104,7 +110,7 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
         std::memcpy(batched.mutable_data() + b0 * (batched.byte_size() / merged[0]), t.data(),
                     t.byte_size());
       } else {
-        CopyPadded(t, merged, b0, batched.mutable_data(), elem);
+        CopyBlock(t.data(), t.shape(), batched.mutable_data(), merged, t.shape(), b0, elem);
       }
       b0 += t.shape()[0];
     }
@@ -114,8 +120,7 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
 }
 
 StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(
-    const config::ModelConfig& config, const AssembledBatch& batch,
-    const std::vector<NamedTensor>& outputs) {
+    const AssembledBatch& batch, const std::vector<NamedTensor>& outputs) {
   int64_t total = 0;
   for (int n : batch.items) total += n;
   std::vector<std::vector<NamedTensor>> per_request(batch.items.size());
@@ -156,24 +161,7 @@ StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(
         }
         if (cut != own) {
           Tensor c = Tensor::Allocate(part.dtype(), cut);
-          const size_t elem = DataTypeSize(part.dtype());
-          // Copy the leading sub-block [0:cut[d]] of each dim.
-          std::vector<int64_t> idx(cut.size(), 0);
-          const int64_t inner = cut.back();
-          const int64_t rows = inner == 0 ? 0 : c.num_elements() / inner;
-          std::vector<int64_t> stride(own.size(), 1);
-          for (size_t i = own.size() - 1; i > 0; --i) stride[i - 1] = stride[i] * own[i];
-          for (int64_t rr = 0; rr < rows; ++rr) {
-            int64_t off = 0;
-            for (size_t i = 0; i + 1 < cut.size(); ++i) off += idx[i] * stride[i];
-            std::memcpy(c.mutable_data() + rr * inner * static_cast<int64_t>(elem),
-                        part.data() + off * static_cast<int64_t>(elem),
-                        static_cast<size_t>(inner) * elem);
-            for (size_t i = cut.size() - 1; i-- > 0;) {
-              if (++idx[i] < cut[i]) break;
-              idx[i] = 0;
-            }
-          }
+          CopyBlock(part.data(), own, c.mutable_data(), cut, cut, 0, DataTypeSize(part.dtype()));
           part = c;
         }
       }
@@ -181,7 +169,6 @@ StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(
       b0 += batch.items[r];
     }
   }
-  (void)config;
   return per_request;
 }
 

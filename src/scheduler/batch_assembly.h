@@ -28,7 +28,6 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
 
 // Splits batched outputs into one output list per request.
 StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(
-    const config::ModelConfig& config, const AssembledBatch& batch,
-    const std::vector<NamedTensor>& outputs);
+    const AssembledBatch& batch, const std::vector<NamedTensor>& outputs);
 
 }  // namespace inferd::scheduler

@@ -279,7 +279,7 @@ class Scheduler::Impl {
       for (auto* r : live) r->done(st);
       return;
     }
-    auto split = SplitOutputs(spec.config, *assembled, *outputs);
+    auto split = SplitOutputs(*assembled, *outputs);
     if (!split.ok()) {
       for (auto* r : live) r->done(split.status().WithContext("model '" + spec.name + "'"));
       return;

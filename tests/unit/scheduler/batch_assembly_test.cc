@@ -25,7 +25,7 @@ TEST(BatchAssemblyTest, ConcatenatesAndSplitsBack) {
   ASSERT_TRUE(batch.ok());
   EXPECT_EQ(batch->inputs[0].tensor.shape(), (Shape{3, 2}));
   EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{0, 1, 10, 11, 12, 13}));
-  auto split = SplitOutputs(Config(8), *batch, {{"y", batch->inputs[0].tensor}});
+  auto split = SplitOutputs(*batch, {{"y", batch->inputs[0].tensor}});
   ASSERT_TRUE(split.ok());
   ASSERT_EQ(split->size(), 2u);
   EXPECT_EQ(Floats((*split)[0][0].tensor), (std::vector<float>{0, 1}));
@@ -43,7 +43,7 @@ TEST(BatchAssemblyTest, PadsToTheLongestAndCutsOutputsBack) {
   EXPECT_TRUE(batch->padded);
   EXPECT_EQ(batch->inputs[0].tensor.shape(), (Shape{2, 3}));
   EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{0, 1, -1, 10, 11, 12}));
-  auto split = SplitOutputs(c, *batch, {{"y", batch->inputs[0].tensor}});
+  auto split = SplitOutputs(*batch, {{"y", batch->inputs[0].tensor}});
   ASSERT_TRUE(split.ok());
   EXPECT_EQ(Floats((*split)[0][0].tensor), (std::vector<float>{0, 1}));
   EXPECT_EQ(Floats((*split)[1][0].tensor), (std::vector<float>{10, 11, 12}));
@@ -57,6 +57,11 @@ TEST(BatchAssemblyTest, PadsInnerDimsOfRank3) {
   auto batch = AssembleBatch(c, {&a, &b});
   ASSERT_TRUE(batch.ok());
   EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{1, 2, 0, 0, 5, 6, 7, 8}));
+  auto split = SplitOutputs(*batch, {{"y", batch->inputs[0].tensor}});
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ((*split)[0][0].tensor.shape(), (Shape{1, 1, 2}));
+  EXPECT_EQ(Floats((*split)[0][0].tensor), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Floats((*split)[1][0].tensor), (std::vector<float>{5, 6, 7, 8}));
 }
 
 TEST(BatchAssemblyTest, OutputWithoutBatchDimIsAnError) {
@@ -64,7 +69,7 @@ TEST(BatchAssemblyTest, OutputWithoutBatchDimIsAnError) {
   std::vector<NamedTensor> b = {{"x", FloatTensor({1, 2})}};
   auto batch = AssembleBatch(Config(8), {&a, &b});
   ASSERT_TRUE(batch.ok());
-  auto split = SplitOutputs(Config(8), *batch, {{"y", FloatTensor({5})}});
+  auto split = SplitOutputs(*batch, {{"y", FloatTensor({5})}});
   ASSERT_FALSE(split.ok());
   EXPECT_EQ(split.status().code(), StatusCode::kInternal);
   EXPECT_NE(split.status().message().find("'y'"), std::string::npos);
