@@ -1,4 +1,4 @@
-// inferd: a model inference server. Subcommands: serve | topology | bench.
+// inferd: a model inference server. Subcommands: serve | topology | bench | plan.
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +8,7 @@
 #include "app/serve_command.h"
 #include "bench/bench_flags.h"
 #include "bench/bench_runner.h"
+#include "plan/plan_command.h"
 #include "topology/topology_command.h"
 
 int main(int argc, char** argv) {
@@ -47,6 +48,20 @@ int main(int argc, char** argv) {
   auto* b = app.add_subcommand("bench", "load generator: closed/open loop sweeps, tables, plots");
   inferd::bench::AddBenchFlags(b, &bench);
 
+  inferd::plan::PlanCommandOptions plan;
+  auto* p = app.add_subcommand("plan", "pack models onto the fewest nodes; emit Kubernetes objects");
+  p->add_option("--models", plan.models_file, "YAML: models: [{name, rps, core_ms, memory}]")->required();
+  p->add_option("--node-cores", plan.node_cores, "cores of one node")->required();
+  p->add_option("--node-memory", plan.node_memory, "memory of one node, e.g. 64Gi")->required();
+  p->add_option("--headroom", plan.headroom, "share of each node left free")->capture_default_str();
+  p->add_flag("--json", plan.json, "JSON instead of text");
+  p->add_option("--emit-k8s", plan.emit_k8s_dir, "write Deployments, Services, routes, KServe to DIR");
+  p->add_option("--image", plan.k8s.image, "container image of the pods")->capture_default_str();
+  p->add_option("--drain-timeout", plan.k8s.drain_timeout_s, "the pods' inferd serve --drain-timeout")
+      ->capture_default_str();
+  p->add_option("--gateway-class", plan.k8s.gateway_class, "GatewayClass of the emitted Gateway")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   // Logs go to stderr; stdout carries only what a command prints (the bound
   // ports of `serve`, the reports of `topology` and `bench`).
@@ -56,5 +71,6 @@ int main(int argc, char** argv) {
   if (*s) return inferd::app::RunServe(serve);
   if (*t) return inferd::topology::RunTopologyCommand(topo, std::cout);
   if (*b) return inferd::bench::RunBench(bench);
+  if (*p) return inferd::plan::RunPlanCommand(plan, std::cout);
   return 2;
 }
