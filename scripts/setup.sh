@@ -13,7 +13,10 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision python3-sklearn python3-numpy python3-pil python3-pytest python3-sentencepiece
   wrk
+  python3-yaml
 )
+# `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).
+if [ "${1:-}" = image ]; then packages+=(mmdebstrap buildah); fi
 
 missing=()
 for p in "${packages[@]}"; do
