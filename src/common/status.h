@@ -1,8 +1,9 @@
 // Status and StatusOr<T>: the error type at every module boundary.
 //
 // A Status is a code plus a message a user can act on ("input 'x': expected
-// shape [3,224,224], got [3,224]"). Codes are protocol-neutral; http/ maps
-// them to HTTP statuses in one place (http/status_map.h). Cheap to copy when OK.
+// shape [3,224,224], got [3,224]"). Codes are protocol-neutral; serving/ maps
+// them to HTTP and gRPC codes in one place (serving/status_codes.h). Cheap to
+// copy when OK.
 #pragma once
 
 #include <cassert>

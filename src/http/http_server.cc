@@ -186,7 +186,7 @@ class HttpServer::Impl {
   Services services_;
   std::shared_ptr<net::io_context> io_;
   tcp::acceptor acceptor_;
-  RequestMetrics request_metrics_;
+  serving::RequestMetrics request_metrics_;
   Router router_;
   net::thread_pool blocking_;  // model loads and unloads
   std::vector<std::thread> threads_;

@@ -1,11 +1,12 @@
-// The inference path shared by /predictions and /v2/.../infer: resolve the
-// model, enqueue the request, answer when the scheduler completes it, and
-// record the request's metrics.
+// The HTTP side of the request path that every protocol shares
+// (serving/inference_call.h): takes the model and version from the path,
+// answers errors as JSON, and encodes the answer on the connection's thread.
 //
 // The completion runs on an executor thread; it only hands the response to
 // the connection (Responder), which encodes and writes it on its own network
-// thread. The ModelHandle rides along so the version stays loaded until the
-// answer is written. Thread-safe (no state).
+// thread, then counts the answer with the code sent. The ModelHandle rides
+// along so the version stays loaded until the answer is written. Thread-safe
+// (no state).
 #pragma once
 
 #include <functional>
@@ -17,6 +18,7 @@
 #include "http/router.h"
 #include "repository/model_repository.h"
 #include "scheduler/inference_request.h"
+#include "serving/call.h"
 
 namespace inferd::http {
 
@@ -24,6 +26,9 @@ using ResponseEncoder = std::function<StatusOr<HttpResponse>(const scheduler::In
 
 // The {version} path parameter, if any: a positive integer ("2"; "2.0" as TorchServe writes it).
 StatusOr<std::optional<int64_t>> ParseVersionParam(const PathParams& params);
+
+// The protocol-neutral view of `http`.
+serving::Call CallFor(const HttpRequest& http);
 
 // Looks the model up; on failure answers the error (and counts it) and returns null.
 repository::ModelHandle ResolveModel(const RouteContext& ctx, const PathParams& params,

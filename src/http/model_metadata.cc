@@ -8,44 +8,22 @@ namespace {
 using repository::ModelState;
 using repository::ModelStatus;
 using repository::VersionStatus;
+using serving::DefaultVersion;
+using serving::FindVersion;
+using serving::UnknownVersion;
 
-void WriteSpecs(JsonWriter& w, const std::vector<config::TensorSpec>& specs) {
+void WriteSpecs(JsonWriter& w, const std::vector<serving::TensorMetadata>& specs) {
   w.BeginArray();
   for (const auto& spec : specs) {
     w.BeginObject();
     w.Key("name").String(spec.name);
-    w.Key("datatype").String(DataTypeName(spec.dtype));
-    w.Key("shape").BeginArray().Int(-1);
-    for (int64_t d : spec.dims) w.Int(d);
+    w.Key("datatype").String(DataTypeName(spec.datatype));
+    w.Key("shape").BeginArray();
+    for (int64_t d : spec.shape) w.Int(d);
     w.EndArray();
     w.EndObject();
   }
   w.EndArray();
-}
-
-const VersionStatus* FindVersion(const ModelStatus& status, int64_t version) {
-  for (const auto& v : status.versions) {
-    if (v.version == version) return &v;
-  }
-  return nullptr;
-}
-
-Status UnknownVersion(const ModelStatus& status, int64_t version) {
-  std::string known;
-  for (const auto& v : status.versions)
-    known += (known.empty() ? "" : ", ") + std::to_string(v.version);
-  return NotFound("model '" + status.name + "' has no version " + std::to_string(version) +
-                  "; versions: " + (known.empty() ? "none" : known));
-}
-
-// Highest ready version, else the highest; null when there are none.
-const VersionStatus* DefaultVersion(const ModelStatus& status) {
-  const VersionStatus* best = nullptr;
-  for (const auto& v : status.versions) {
-    if (v.state == ModelState::kReady) best = &v;
-  }
-  if (!best && !status.versions.empty()) best = &status.versions.back();
-  return best;
 }
 
 }  // namespace
@@ -53,9 +31,10 @@ const VersionStatus* DefaultVersion(const ModelStatus& status) {
 std::string WriteV2ServerMetadata() {
   JsonWriter w;
   w.BeginObject();
-  w.Key("name").String(kServerName);
-  w.Key("version").String(kServerVersion);
-  w.Key("extensions").BeginArray().String("binary_tensor_data").String("model_repository");
+  w.Key("name").String(serving::kServerName);
+  w.Key("version").String(serving::kServerVersion);
+  w.Key("extensions").BeginArray();
+  for (const auto& e : serving::ServerExtensions()) w.String(e);
   w.EndArray();
   w.EndObject();
   return w.Take();
@@ -63,35 +42,21 @@ std::string WriteV2ServerMetadata() {
 
 StatusOr<std::string> WriteV2ModelMetadata(const ModelStatus& status,
                                            std::optional<int64_t> version) {
-  const VersionStatus* chosen = nullptr;
-  if (version) {
-    chosen = FindVersion(status, *version);
-    if (!chosen) return UnknownVersion(status, *version);
-  }
+  ASSIGN_OR_RETURN(serving::ModelMetadata m, serving::DescribeModel(status, version));
   JsonWriter w;
   w.BeginObject();
-  w.Key("name").String(status.name);
+  w.Key("name").String(m.name);
   w.Key("versions").BeginArray();
-  for (const auto& v : status.versions) {
-    if (!chosen || chosen == &v) w.String(std::to_string(v.version));
-  }
+  for (int64_t v : m.versions) w.String(std::to_string(v));
   w.EndArray();
-  w.Key("platform").String("pytorch_torchscript");
-  if (status.config) {
-    w.Key("max_batch_size").Int(status.config->max_batch_size);
-    w.Key("inputs");
-    WriteSpecs(w, status.config->inputs);
-    w.Key("outputs");
-    WriteSpecs(w, status.config->outputs);
-  } else {
-    w.Key("inputs").BeginArray().EndArray();
-    w.Key("outputs").BeginArray().EndArray();
-  }
-  const VersionStatus* shown = chosen ? chosen : DefaultVersion(status);
-  w.Key("state").String(shown ? repository::ModelStateName(shown->state)
-                              : repository::ModelStateName(ModelState::kUnloaded));
-  std::string error = shown && !shown->error.empty() ? shown->error : status.error;
-  if (!error.empty()) w.Key("error").String(error);
+  w.Key("platform").String(m.platform);
+  if (m.has_config) w.Key("max_batch_size").Int(m.max_batch_size);
+  w.Key("inputs");
+  WriteSpecs(w, m.inputs);
+  w.Key("outputs");
+  WriteSpecs(w, m.outputs);
+  w.Key("state").String(repository::ModelStateName(m.state));
+  if (!m.error.empty()) w.Key("error").String(m.error);
   w.EndObject();
   return w.Take();
 }
@@ -99,24 +64,13 @@ StatusOr<std::string> WriteV2ModelMetadata(const ModelStatus& status,
 std::string WriteV2RepositoryIndex(const std::vector<ModelStatus>& models, bool ready_only) {
   JsonWriter w;
   w.BeginArray();
-  for (const auto& m : models) {
-    if (m.versions.empty() && !ready_only) {
-      w.BeginObject();
-      w.Key("name").String(m.name);
-      w.Key("version").String("");
-      w.Key("state").String(repository::ModelStateName(ModelState::kUnloaded));
-      w.Key("reason").String(m.error);
-      w.EndObject();
-    }
-    for (const auto& v : m.versions) {
-      if (ready_only && v.state != ModelState::kReady) continue;
-      w.BeginObject();
-      w.Key("name").String(m.name);
-      w.Key("version").String(std::to_string(v.version));
-      w.Key("state").String(repository::ModelStateName(v.state));
-      w.Key("reason").String(v.error);
-      w.EndObject();
-    }
+  for (const auto& e : serving::RepositoryIndex(models, ready_only)) {
+    w.BeginObject();
+    w.Key("name").String(e.name);
+    w.Key("version").String(e.version);
+    w.Key("state").String(repository::ModelStateName(e.state));
+    w.Key("reason").String(e.reason);
+    w.EndObject();
   }
   w.EndArray();
   return w.Take();

@@ -1,6 +1,7 @@
 // JSON documents describing models and the server: v2 server and model
-// metadata, the v2 repository index, and TorchServe's list / describe.
-// Pure functions of repository::ModelStatus; any thread.
+// metadata (what serving/model_info.h gives gRPC too), the v2 repository
+// index, and TorchServe's list / describe. Pure functions of
+// repository::ModelStatus; any thread.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +11,12 @@
 
 #include "common/status.h"
 #include "repository/model_repository.h"
+#include "serving/model_info.h"
 
 namespace inferd::http {
 
-inline constexpr const char* kServerName = "inferd";
-inline constexpr const char* kServerVersion = "0.1.0";
+using serving::kServerName;
+using serving::kServerVersion;
 
 // {"name", "version", "extensions"}
 std::string WriteV2ServerMetadata();

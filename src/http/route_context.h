@@ -6,9 +6,9 @@
 
 #include <functional>
 
-#include "http/request_metrics.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
+#include "serving/request_metrics.h"
 
 namespace inferd::http {
 
@@ -16,7 +16,7 @@ struct RouteContext {
   repository::ModelRepository* repository = nullptr;
   metrics::Registry* metrics = nullptr;
   std::function<bool()> ready;  // server ready (not draining)
-  RequestMetrics* request_metrics = nullptr;
+  serving::RequestMetrics* request_metrics = nullptr;
   std::function<void(std::function<void()>)> run_blocking;  // off the network threads
 };
 

@@ -6,32 +6,6 @@
 
 namespace inferd::http {
 
-int HttpStatusFor(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return 200;
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kFailedPrecondition:
-      return 400;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kPayloadTooLarge:
-      return 413;
-    case StatusCode::kResourceExhausted:
-      return 429;
-    case StatusCode::kCancelled:
-      return 499;
-    case StatusCode::kInternal:
-      return 500;
-    case StatusCode::kUnavailable:
-      return 503;
-    case StatusCode::kDeadlineExceeded:
-      return 504;
-  }
-  return 500;
-}
-
 HttpResponse ErrorResponse(const Status& status) {
   HttpResponse r;
   r.status = HttpStatusFor(status.code());

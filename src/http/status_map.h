@@ -1,18 +1,18 @@
-// The one place where inferd::StatusCode becomes an HTTP status, and where
-// error responses get their JSON shape {"error": "..."}.
-//
+// Where error responses get their JSON shape {"error": "..."} and their HTTP
+// status, which serving/status_codes.h (the one map for every protocol) gives:
 // 400 invalid argument / failed precondition, 404 not found, 413 payload too
 // large, 429 resource exhausted (with Retry-After), 503 unavailable, 504
-// deadline exceeded, 499 cancelled (client closed; nginx's code, rarely seen
-// since the client is gone), 500 internal. Pure functions; any thread.
+// deadline exceeded, 499 cancelled, 500 internal. Pure functions; any thread.
 #pragma once
 
 #include "common/status.h"
 #include "http/http_message.h"
+#include "serving/status_codes.h"
 
 namespace inferd::http {
 
-int HttpStatusFor(StatusCode code);
+using serving::HttpStatusFor;
+
 // Seconds a client should wait after a 429 before retrying.
 inline constexpr int kRetryAfterSeconds = 1;
 

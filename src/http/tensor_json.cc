@@ -278,41 +278,6 @@ std::string_view JsonTypeName(element_type type) {
   return "a value";
 }
 
-void AppendBytesElement(std::vector<std::byte>& out, std::string_view element) {
-  uint32_t len = static_cast<uint32_t>(element.size());
-  size_t at = out.size();
-  out.resize(at + 4 + element.size());
-  std::memcpy(out.data() + at, &len, 4);  // little-endian host (x86-64, aarch64)
-  if (!element.empty()) std::memcpy(out.data() + at + 4, element.data(), element.size());
-}
-
-StatusOr<std::vector<std::string_view>> SplitBytesElements(const std::byte* data, size_t size,
-                                                           int64_t count, std::string_view what) {
-  std::vector<std::string_view> out;
-  size_t at = 0;
-  while (at < size) {
-    if (size - at < 4) {
-      return InvalidArgument(Quote(what) + ": BYTES element " + std::to_string(out.size()) +
-                             ": truncated 4-byte length prefix at byte " + std::to_string(at));
-    }
-    uint32_t len;
-    std::memcpy(&len, data + at, 4);
-    at += 4;
-    if (len > size - at) {
-      return InvalidArgument(Quote(what) + ": BYTES element " + std::to_string(out.size()) +
-                             " declares " + std::to_string(len) + " bytes but only " +
-                             std::to_string(size - at) + " remain");
-    }
-    out.emplace_back(reinterpret_cast<const char*>(data + at), len);
-    at += len;
-  }
-  if (count >= 0 && static_cast<int64_t>(out.size()) != count) {
-    return InvalidArgument(Quote(what) + ": expected " + std::to_string(count) +
-                           " BYTES elements, got " + std::to_string(out.size()));
-  }
-  return out;
-}
-
 StatusOr<Tensor> DecodeFlatJson(element data, DataType dtype, Shape shape, std::string_view what) {
   for (int64_t d : shape) {
     if (d < 0) {

@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "common/tensor.h"
 #include "common/json_writer.h"
+#include "serving/bytes_elements.h"
 
 namespace inferd::http {
 
@@ -33,12 +34,9 @@ StatusOr<Tensor> DecodeNestedJson(simdjson::dom::element data, DataType dtype,
 // Writes the elements as one flat array, or nested along the tensor's shape.
 Status WriteTensorJson(JsonWriter& writer, const Tensor& tensor, bool nested);
 
-// The elements of a BYTES tensor (4-byte little-endian length + bytes each),
-// checked to be exactly `count` well-formed elements (-1: any count).
-StatusOr<std::vector<std::string_view>> SplitBytesElements(const std::byte* data, size_t size,
-                                                           int64_t count, std::string_view what);
-// Appends one element in that form.
-void AppendBytesElement(std::vector<std::byte>& out, std::string_view element);
+// The BYTES serialized form (4-byte little-endian length + bytes each).
+using serving::AppendBytesElement;
+using serving::SplitBytesElements;
 
 // "a string", "a number", ... for messages.
 std::string_view JsonTypeName(simdjson::dom::element_type type);

@@ -250,55 +250,9 @@ StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>&
   return req;
 }
 
-std::vector<NamedTensor> V2OutputTensors(const scheduler::InferenceResponse& response) {
-  std::vector<NamedTensor> out = response.outputs;
-  if (response.labels.empty()) return out;
-  size_t k = 0;
-  for (const auto& item : response.labels) k = std::max(k, item.size());
-  int64_t n = static_cast<int64_t>(response.labels.size());
-  std::vector<std::byte> label_bytes;
-  Tensor scores = Tensor::Allocate(DataType::kFp32, {n, static_cast<int64_t>(k)});
-  float* s = scores.mutable_data_as<float>();
-  for (const auto& item : response.labels) {
-    // Items with fewer labels (a sigmoid threshold) are padded with "" / 0.
-    for (size_t j = 0; j < k; ++j) {
-      AppendBytesElement(label_bytes, j < item.size() ? item[j].label : "");
-      *s++ = j < item.size() ? item[j].score : 0.0f;
-    }
-  }
-  auto has = [&](std::string_view name) {
-    for (const auto& t : out)
-      if (t.name == name) return true;
-    return false;
-  };
-  if (!has("labels")) {
-    out.push_back({"labels", Tensor::FromBytes(DataType::kBytes, {n, static_cast<int64_t>(k)},
-                                               std::move(label_bytes))});
-  }
-  if (!has("scores")) out.push_back({"scores", std::move(scores)});
-  return out;
-}
-
 StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& response,
                                             const V2ResponseContext& context) {
-  std::vector<NamedTensor> available = V2OutputTensors(response);
-  std::vector<std::pair<const NamedTensor*, bool>> chosen;  // tensor, binary
-  if (context.outputs.empty()) {
-    for (const auto& t : available) chosen.emplace_back(&t, context.binary_data_output);
-  } else {
-    for (const auto& want : context.outputs) {
-      const NamedTensor* found = nullptr;
-      for (const auto& t : available)
-        if (t.name == want.name) found = &t;
-      if (!found) {
-        std::string names;
-        for (const auto& t : available) names += (names.empty() ? "" : ", ") + t.name;
-        return InvalidArgument("unknown output '" + want.name + "'; model '" + context.model_name +
-                               "' has outputs: " + names);
-      }
-      chosen.emplace_back(found, want.binary || context.binary_data_output);
-    }
-  }
+  ASSIGN_OR_RETURN(std::vector<serving::V2Output> chosen, SelectV2Outputs(response, context));
 
   JsonWriter w;
   w.BeginObject();
@@ -309,20 +263,20 @@ StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& 
   size_t binary_bytes = 0;
   for (const auto& [t, binary] : chosen) {
     w.BeginObject();
-    w.Key("name").String(t->name);
-    w.Key("datatype").String(DataTypeName(t->tensor.dtype()));
+    w.Key("name").String(t.name);
+    w.Key("datatype").String(DataTypeName(t.tensor.dtype()));
     w.Key("shape").BeginArray();
-    for (int64_t d : t->tensor.shape()) w.Int(d);
+    for (int64_t d : t.tensor.shape()) w.Int(d);
     w.EndArray();
     if (binary) {
       w.Key("parameters").BeginObject();
-      w.Key("binary_data_size").Uint(t->tensor.byte_size());
+      w.Key("binary_data_size").Uint(t.tensor.byte_size());
       w.EndObject();
-      binary_bytes += t->tensor.byte_size();
+      binary_bytes += t.tensor.byte_size();
     } else {
       w.Key("data");
       RETURN_IF_ERROR(
-          WriteTensorJson(w, t->tensor, /*nested=*/false).WithContext("output '" + t->name + "'"));
+          WriteTensorJson(w, t.tensor, /*nested=*/false).WithContext("output '" + t.name + "'"));
     }
     w.EndObject();
   }
@@ -332,12 +286,12 @@ StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& 
   HttpResponse r;
   r.body = w.Take();
   if (binary_bytes > 0 ||
-      std::any_of(chosen.begin(), chosen.end(), [](const auto& c) { return c.second; })) {
+      std::any_of(chosen.begin(), chosen.end(), [](const auto& c) { return c.binary; })) {
     size_t json_size = r.body.size();
     r.body.reserve(json_size + binary_bytes);
     for (const auto& [t, binary] : chosen) {
       if (binary)
-        r.body.append(reinterpret_cast<const char*>(t->tensor.data()), t->tensor.byte_size());
+        r.body.append(reinterpret_cast<const char*>(t.tensor.data()), t.tensor.byte_size());
     }
     r.content_type = "application/octet-stream";
     r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(json_size));

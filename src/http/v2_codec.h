@@ -25,42 +25,25 @@
 #include "common/tensor.h"
 #include "http/http_message.h"
 #include "scheduler/inference_request.h"
+#include "serving/v2_inference.h"
 
 namespace inferd::http {
 
-struct V2RequestedOutput {
-  std::string name;
-  bool binary = false;
-};
-
-struct V2InferRequest {
-  std::string id;
-  std::vector<NamedTensor> inputs;
-  std::vector<V2RequestedOutput> outputs;  // empty: every output
-  bool binary_data_output = false;         // parameters.binary_data_output
-  int priority = 0;                        // parameters.priority
-  int64_t timeout_us = 0;                  // parameters.timeout (Triton, microseconds); 0 = none
-};
+// The request and response structures are the protocol-neutral ones that
+// gRPC shares (serving/v2_inference.h).
+using serving::V2InferRequest;
+using serving::V2OutputTensors;
+using serving::V2RequestedOutput;
+using serving::V2ResponseContext;
 
 // `header_length` is the Inference-Header-Content-Length header's value, if sent.
 StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>& body,
                                              const std::optional<std::string>& header_length);
 
-struct V2ResponseContext {
-  std::string model_name;
-  int64_t model_version = 0;
-  std::string id;
-  std::vector<V2RequestedOutput> outputs;
-  bool binary_data_output = false;
-};
-
-// The outputs of `response` (plus "labels" BYTES and "scores" FP32, each
-// [batch, k], when a classification postprocess filled response.labels),
-// filtered and ordered as requested. kInvalidArgument for an unknown output.
+// The outputs of `response`, chosen as serving::SelectV2Outputs does (labels
+// as "labels" and "scores" tensors, filtered and ordered as requested).
+// kInvalidArgument for an unknown output.
 StatusOr<HttpResponse> WriteV2InferResponse(const scheduler::InferenceResponse& response,
                                             const V2ResponseContext& context);
-
-// The tensors a response offers, labels turned into tensors as described above.
-std::vector<NamedTensor> V2OutputTensors(const scheduler::InferenceResponse& response);
 
 }  // namespace inferd::http

@@ -1,8 +1,10 @@
-// RequestMetrics: the per-request series the HTTP front end records.
+// RequestMetrics: the per-request series that every front end records, the
+// same way whatever the protocol.
 //
 //   inferd_requests_total{model, version, code}        counter (code = HTTP status)
-//   inferd_request_duration_seconds{model}              histogram, body read to response built
+//   inferd_request_duration_seconds{model}              histogram, request read to response built
 //   inferd_queue_duration_seconds{model}                histogram, InferenceResponse::queue_us
+//   inferd_preprocess_duration_seconds{model}           histogram, InferenceResponse::preprocess_us
 //   inferd_compute_duration_seconds{model}              histogram, InferenceResponse::compute_us
 // Batch sizes are recorded per batch by the scheduler (inferd_batch_size).
 // Requests for unknown models count under model="" so that clients cannot
@@ -13,21 +15,23 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/status.h"
 #include "metrics/registry.h"
 #include "scheduler/inference_request.h"
+#include "serving/call.h"
 
-namespace inferd::http {
+namespace inferd::serving {
 
 class RequestMetrics {
  public:
   explicit RequestMetrics(metrics::Registry* registry) : registry_(registry) {}
 
   // `version` 0 = not resolved; `response` may be null (the request failed).
-  void Record(const std::string& model, int64_t version, int http_status, TimePoint received,
+  void Record(const Call& call, const std::string& model, int64_t version, StatusCode code,
               const scheduler::InferenceResponse* response);
 
  private:
   metrics::Registry* registry_;  // may be null: nothing is recorded
 };
 
-}  // namespace inferd::http
+}  // namespace inferd::serving

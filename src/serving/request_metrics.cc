@@ -1,11 +1,14 @@
-#include "http/request_metrics.h"
+#include "serving/request_metrics.h"
 
-namespace inferd::http {
+#include "serving/status_codes.h"
 
-void RequestMetrics::Record(const std::string& model, int64_t version, int http_status,
-                            TimePoint received, const scheduler::InferenceResponse* response) {
+namespace inferd::serving {
+
+void RequestMetrics::Record(const Call& call, const std::string& model, int64_t version,
+                            StatusCode code, const scheduler::InferenceResponse* response) {
   if (!registry_) return;
-  metrics::Labels counter_labels = {{"model", model}, {"code", std::to_string(http_status)}};
+  metrics::Labels counter_labels = {{"model", model},
+                                    {"code", std::to_string(HttpStatusFor(code))}};
   if (version > 0) counter_labels["version"] = std::to_string(version);
   registry_
       ->GetCounter("inferd_requests_total", "inference requests by model, version and HTTP status",
@@ -13,7 +16,7 @@ void RequestMetrics::Record(const std::string& model, int64_t version, int http_
       .Increment();
   if (model.empty()) return;
   const metrics::Labels labels = {{"model", model}};
-  double total = std::chrono::duration<double>(Clock::Real()->Now() - received).count();
+  double total = std::chrono::duration<double>(Clock::Real()->Now() - call.received).count();
   registry_
       ->GetHistogram("inferd_request_duration_seconds",
                      "time from the request read to its response built", labels,
@@ -36,4 +39,4 @@ void RequestMetrics::Record(const std::string& model, int64_t version, int http_
       .Observe(static_cast<double>(response->compute_us) * 1e-6);
 }
 
-}  // namespace inferd::http
+}  // namespace inferd::serving
