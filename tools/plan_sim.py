@@ -115,8 +115,8 @@ def main():
                         packs.append(float(re.search(r"packed in ([0-9.]+) s", text).group(1)))
                     plan = json.loads(out)
                     replicas, lb = check_plan(plan, models, a.node_cores, node_memory, a.headroom)
-                    m = re.search(r"method: (.*) \(before local search: first-fit decreasing (\d+), "
-                                  r"dot product (\d+) nodes\)", text)
+                    m = re.search(r"method: (.*) \(alone, first-fit decreasing: (\d+) nodes, "
+                                  r"dot product: (\d+)\)", text)
                     nodes = len(plan["nodes"])
                     print(f"| {scenario} | {seed} | {n} | {replicas} | {lb} | {nodes} | "
                           f"{nodes - lb} ({100 * (nodes - lb) / lb:.1f}%) | {m.group(2)} | {m.group(3)} | "

@@ -75,8 +75,8 @@ void WritePlanText(const FleetPlan& plan, std::ostream& out) {
         << " replicas each need over half a node: no plan has fewer than " << p.strong_lower_bound
         << " nodes)\n";
   }
-  out << "method: " << p.method << " (before local search: first-fit decreasing "
-      << p.first_fit_nodes << ", dot product " << p.dot_product_nodes << " nodes); packed in "
+  out << "method: " << p.method << " (alone, first-fit decreasing: " << p.first_fit_nodes
+      << " nodes, dot product: " << p.dot_product_nodes << "); packed in "
       << Fixed(plan.pack_seconds, 3) << " s\n\n";
 
   char line[160];

@@ -69,6 +69,7 @@ Packing PackItems(const std::vector<PackItem>& items, const NodeShape& shape,
     const int mid = lo + (hi - lo) / 2;
     auto even = internal::PackIntoNodes(sizes, cap, mid);
     if (even) {
+      std::erase_if(*even, [](const Bin& b) { return b.items.empty(); });
       best = std::move(*even);
       result.method = "in-step fill";
       hi = mid - 1;

@@ -48,7 +48,7 @@ struct Packing {
   int strong_lower_bound = 0;
   bool optimal = false;     // nodes == strong_lower_bound, or the exact search proved it
   std::string method;       // e.g. "in-step fill + bin elimination"
-  int first_fit_nodes = 0;  // before local search, for the report
+  int first_fit_nodes = 0;  // the two constructions alone, for the report
   int dot_product_nodes = 0;
   int64_t elimination_attempts = 0;
 };
