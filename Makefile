@@ -8,7 +8,7 @@ PYTHON ?= /usr/bin/python3
 STORE ?= examples/model-store
 CMAKE_FLAGS ?=
 
-.PHONY: all setup build models serve test unit e2e clean
+.PHONY: all setup build models serve test unit e2e clean image image-test
 
 all: build
 
@@ -29,6 +29,15 @@ serve: build models
 
 test: build models
 	cd $(BUILD) && ctest --output-on-failure
+
+# The container image of deploy/image/ (root, the Debian mirror; minutes) and
+# its test: the image's root file system serves the example store under chroot.
+image: build
+	@bash scripts/setup.sh image
+	BIN=$(BUILD)/inferd OUT=$(BUILD)/image deploy/image/build.sh
+
+image-test: image models
+	OUT=$(BUILD)/image STORE=$(STORE) deploy/image/chroot_test.sh
 
 clean:
 	rm -rf $(BUILD)
