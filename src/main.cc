@@ -8,10 +8,12 @@
 #include "app/serve_command.h"
 #include "bench/bench_flags.h"
 #include "bench/bench_runner.h"
+#include "memory/allocator.h"
 #include "plan/plan_command.h"
 #include "topology/topology_command.h"
 
 int main(int argc, char** argv) {
+  inferd::memory::ConfigureAllocator();
   CLI::App app{"inferd: serves TorchScript models over HTTP, natively, within the CPU budget"};
   app.require_subcommand(1);
   std::string log_level = "info";
