@@ -9,6 +9,8 @@
 
 #include "backend/torch/torch_backend.h"
 #include "http/http_server.h"
+#include "memory/allocator.h"
+#include "metrics/process_metrics.h"
 #include "metrics/registry.h"
 #include "pipeline/model_hooks.h"
 #include "repository/model_repository.h"
@@ -106,6 +108,11 @@ int RunServe(const ServeOptions& options) {
 
   metrics::Registry registry;
   topology::ExportPlanMetrics(*budget, *plan, registry);
+  metrics::ExportProcessMetrics(registry, {.cpu_stat_file = budget->cgroup.cpu_stat_file});
+  registry
+      .GetGauge("inferd_allocator_info", "the heap allocator linked into this binary",
+                {{"allocator", std::string(memory::AllocatorName())}})
+      .Set(1);
 
   auto backend = backend::TorchBackend::Create();
   if (!backend.ok()) {

@@ -61,9 +61,11 @@ std::string FormatTableRow(const StepResult& s) {
   if (s.has_server) {
     std::snprintf(buf, sizeof buf,
                   "          server: %.0f requests in the step (bench sent %llu); per request "
-                  "%.0f us in the server, %.0f us of it queued, %.0f us compute\n",
+                  "%.0f us in the server, %.0f us of it queued, %.0f us compute; page faults "
+                  "per request %.1f minor, %.2f major\n",
                   s.server.requests, static_cast<unsigned long long>(s.sent_total),
-                  s.server.request_us, s.server.queue_us, s.server.compute_us);
+                  s.server.request_us, s.server.queue_us, s.server.compute_us,
+                  s.server.minor_faults_per_request, s.server.major_faults_per_request);
     out += buf;
   }
   if (s.queued_at_end > 0) {
@@ -131,7 +133,11 @@ std::string ToJson(const BenchReport& r) {
       j += ", \"server\": {\"requests\": " + Format("%.0f", s.server.requests) +
            ", \"request_us\": " + Format("%.1f", s.server.request_us) +
            ", \"queue_us\": " + Format("%.1f", s.server.queue_us) +
-           ", \"compute_us\": " + Format("%.1f", s.server.compute_us) + "}";
+           ", \"compute_us\": " + Format("%.1f", s.server.compute_us) +
+           ", \"minor_faults_per_request\": " +
+           Format("%.2f", s.server.minor_faults_per_request) +
+           ", \"major_faults_per_request\": " +
+           Format("%.2f", s.server.major_faults_per_request) + "}";
     }
     j += "}";
   }
@@ -149,7 +155,8 @@ std::string ToCsv(const BenchReport& r) {
       "mode,label,concurrency,rate,requests,successes,failures,failures_by_status,"
       "in_flight_at_end,queued_at_end,sent_total,measured_s,requests_per_s,avg_ms,min_ms,max_ms,"
       "p50_ms,p90_ms,p95_ms,p99_ms,"
-      "stable,windows,server_requests,server_request_us,server_queue_us,server_compute_us\n";
+      "stable,windows,server_requests,server_request_us,server_queue_us,server_compute_us,"
+      "server_minor_faults_per_request,server_major_faults_per_request\n";
   const std::string mode = Mode(r.options);
   for (const StepResult& s : r.steps) {
     const LatencySummary& l = s.latency;
@@ -165,8 +172,10 @@ std::string ToCsv(const BenchReport& r) {
         std::to_string(s.windows_run) + "," +
         (s.has_server
              ? Format("%.0f", s.server.requests) + "," + Format("%.1f", s.server.request_us) + "," +
-                   Format("%.1f", s.server.queue_us) + "," + Format("%.1f", s.server.compute_us)
-             : std::string(",,,")) +
+                   Format("%.1f", s.server.queue_us) + "," + Format("%.1f", s.server.compute_us) +
+                   "," + Format("%.2f", s.server.minor_faults_per_request) + "," +
+                   Format("%.2f", s.server.major_faults_per_request)
+             : std::string(",,,,,")) +
         "\n";
   }
   return c;

@@ -51,6 +51,13 @@ ServerCounters ParseServerCounters(std::string_view text, const std::string& mod
       continue;
     }
     const std::string_view name = line.substr(0, brace);
+    if (name == "inferd_process_page_faults_total") {
+      const std::string_view kind = LabelValue(line.substr(brace, close - brace + 1), "kind");
+      const double value = std::strtod(std::string(line.substr(close + 1)).c_str(), nullptr);
+      if (kind == "minor") c.minor_faults = value;
+      if (kind == "major") c.major_faults = value;
+      continue;
+    }
     if (!IsModel(LabelValue(line.substr(brace, close - brace + 1), "model"), model)) continue;
     // strtod on a copy: the value is followed by an optional timestamp.
     const double value = std::strtod(std::string(line.substr(close + 1)).c_str(), nullptr);
@@ -78,6 +85,10 @@ ServerStepTimes Difference(const ServerCounters& b, const ServerCounters& a) {
   t.request_us = Mean(a.request_sum_s - b.request_sum_s, a.request_count - b.request_count);
   t.queue_us = Mean(a.queue_sum_s - b.queue_sum_s, a.queue_count - b.queue_count);
   t.compute_us = Mean(a.compute_sum_s - b.compute_sum_s, a.compute_count - b.compute_count);
+  if (t.requests > 0) {
+    t.minor_faults_per_request = (a.minor_faults - b.minor_faults) / t.requests;
+    t.major_faults_per_request = (a.major_faults - b.major_faults) / t.requests;
+  }
   return t;
 }
 

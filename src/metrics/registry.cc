@@ -92,7 +92,18 @@ Histogram& Registry::GetHistogram(const std::string& name, const std::string& he
                    [&] { return std::make_unique<Histogram>(upper_bounds); });
 }
 
+void Registry::AddCollector(std::function<void()> collect) {
+  std::lock_guard<std::mutex> lock(collectors_mu_);
+  collectors_.push_back(std::move(collect));
+}
+
 std::string Registry::RenderPrometheus() const {
+  std::vector<std::function<void()>> collectors;
+  {
+    std::lock_guard<std::mutex> lock(collectors_mu_);
+    collectors = collectors_;
+  }
+  for (const auto& collect : collectors) collect();
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [name, family] : families_) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,11 @@ class Registry {
   Gauge& GetGauge(const std::string& name, const std::string& help, const Labels& labels = {});
   Histogram& GetHistogram(const std::string& name, const std::string& help, const Labels& labels,
                           const std::vector<double>& upper_bounds);
+  // Runs `collect` at the start of every RenderPrometheus, before the series
+  // are read: for figures sampled on scrape (process CPU, memory, faults). It
+  // may call Get* and update series; it may run on several scraping threads
+  // at once.
+  void AddCollector(std::function<void()> collect);
   std::string RenderPrometheus() const;
 
  private:
@@ -81,6 +87,8 @@ class Registry {
   };
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;  // guarded by mu_
+  mutable std::mutex collectors_mu_;
+  std::vector<std::function<void()>> collectors_;  // guarded by collectors_mu_
 };
 
 }  // namespace inferd::metrics

@@ -95,7 +95,18 @@ void KeepTightest(std::optional<CpuQuota> q, CgroupLimits* limits) {
   if (!limits->quota || q->cpus() < limits->quota->cpus()) limits->quota = std::move(q);
 }
 
+// The innermost cpu.stat from the cgroup upwards.
+void FindCpuStat(const fs::path& base, const std::string& path, CgroupLimits* limits) {
+  std::error_code ec;
+  for (const fs::path& dir : DirsToRoot(base, path)) {
+    if (limits->cpu_stat_file.empty() && fs::is_regular_file(dir / "cpu.stat", ec)) {
+      limits->cpu_stat_file = (dir / "cpu.stat").string();
+    }
+  }
+}
+
 void ReadV2(const fs::path& base, const std::string& path, CgroupLimits* limits) {
+  FindCpuStat(base, path, limits);
   for (const fs::path& dir : DirsToRoot(base, path)) {
     fs::path file = dir / "cpu.max";
     if (auto text = ReadFile(file)) {
@@ -109,6 +120,7 @@ void ReadV2(const fs::path& base, const std::string& path, CgroupLimits* limits)
 }
 
 void ReadV1Cpu(const fs::path& base, const std::string& path, CgroupLimits* limits) {
+  FindCpuStat(base, path, limits);
   for (const fs::path& dir : DirsToRoot(base, path)) {
     auto quota = ReadFile(dir / "cpu.cfs_quota_us");
     auto period = ReadFile(dir / "cpu.cfs_period_us");

@@ -43,6 +43,9 @@ struct CgroupLimits {
   std::optional<std::vector<int>> cpuset;  // sorted OS cpu ids; nullopt = not limited
   std::string cpuset_file;
   std::optional<CpuQuota> quota;   // nullopt = unlimited ("max" or -1)
+  // The cpu controller's cpu.stat of the process's own cgroup (throttling
+  // counts, for /metrics); empty when there is none.
+  std::string cpu_stat_file;
   std::vector<std::string> notes;  // files that could not be parsed, and why
 };
 

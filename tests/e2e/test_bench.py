@@ -72,8 +72,10 @@ def test_closed_loop_sweep_counts_match_metrics(inferd_bin, bench_server, tmp_pa
         server = s["server"]
         assert server["requests"] == s["sent_total"], s
         assert 0 < server["compute_us"] <= server["request_us"], server
+        assert server["minor_faults_per_request"] >= 0 and server["major_faults_per_request"] >= 0
     # The table and the files.
     assert "c=1" in stdout and "c=2" in stdout and "p99_ms" in stdout
+    assert "page faults per request" in stdout
     with open(f"{out}.csv") as f:
         assert len(f.read().strip().splitlines()) == 3
     with open(f"{out}.svg") as f:

@@ -20,6 +20,8 @@ inferd_compute_duration_seconds_count{model="mnv3"} 104
 inferd_batch_size_count{model="mnv3:1"} 80
 inferd_queue_depth{model="mnv3:1"} 3
 inferd_executors 2
+inferd_process_page_faults_total{kind="minor"} 5000
+inferd_process_page_faults_total{kind="major"} 7
 )";
 
 constexpr const char* kAfter = R"(inferd_requests_total{code="200",model="mnv3",version="1"} 300
@@ -32,6 +34,8 @@ inferd_queue_duration_seconds_sum{model="mnv3"} 0.7
 inferd_queue_duration_seconds_count{model="mnv3"} 354
 inferd_compute_duration_seconds_sum{model="mnv3"} 3.0
 inferd_compute_duration_seconds_count{model="mnv3"} 354
+inferd_process_page_faults_total{kind="minor"} 5500
+inferd_process_page_faults_total{kind="major"} 7
 )";
 
 TEST(ServerMetrics, ParsesOneModelsSeries) {
@@ -58,8 +62,11 @@ TEST(ServerMetrics, DifferenceGivesMeansPerRequest) {
   EXPECT_DOUBLE_EQ(t.request_us, 2.5 / 250 * 1e6);  // 10 ms
   EXPECT_DOUBLE_EQ(t.queue_us, 0.5 / 250 * 1e6);
   EXPECT_DOUBLE_EQ(t.compute_us, 2.5 / 250 * 1e6);
+  EXPECT_DOUBLE_EQ(t.minor_faults_per_request, 500.0 / 250);  // process-wide, per request
+  EXPECT_DOUBLE_EQ(t.major_faults_per_request, 0);
   const ServerStepTimes none = Difference(ServerCounters{}, ServerCounters{});
   EXPECT_EQ(none.request_us, 0);
+  EXPECT_EQ(none.minor_faults_per_request, 0);
 }
 
 TEST(ServerMetrics, FetchFailsClearly) {

@@ -57,6 +57,22 @@ TEST(CgroupLimitsTest, ReadsV2QuotaAndCpusetOfOwnCgroup) {
   EXPECT_EQ(*l.cpuset, (V{0, 1, 2, 3, 8, 10, 11}));
 }
 
+TEST(CgroupLimitsTest, FindsTheInnermostCpuStat) {
+  FakeTree t;
+  t.Write("proc/self/cgroup", "0::/kubepods/pod1/ctr\n");
+  t.Write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+  t.Write("sys/fs/cgroup/cpu.stat", "usage_usec 1\n");
+  t.Write("sys/fs/cgroup/kubepods/pod1/ctr/cpu.stat", "usage_usec 1\nnr_throttled 3\n");
+  EXPECT_EQ(ReadCgroupLimits(PathsIn(t)).cpu_stat_file,
+            t.Path("sys/fs/cgroup/kubepods/pod1/ctr/cpu.stat"));
+  FakeTree v1;
+  v1.Write("proc/self/cgroup", "4:cpu,cpuacct:/docker/abc\n");
+  v1.Write("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.stat", "nr_throttled 0\n");
+  EXPECT_EQ(ReadCgroupLimits(PathsIn(v1)).cpu_stat_file,
+            v1.Path("sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.stat"));
+  EXPECT_EQ(ReadCgroupLimits(PathsIn(FakeTree())).cpu_stat_file, "");
+}
+
 TEST(CgroupLimitsTest, V2ParentQuotaIsTighter) {
   FakeTree t;
   t.Write("proc/self/cgroup", "0::/pod/ctr\n");
