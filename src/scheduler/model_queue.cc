@@ -4,7 +4,22 @@
 
 namespace inferd::scheduler {
 
-ModelQueue::ModelQueue(ModelSpec spec) : spec_(std::move(spec)) {}
+namespace {
+
+BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock) {
+  BatchRunner::Options o;
+  o.name = spec.name;
+  o.config = spec.config;
+  o.model = spec.model;
+  o.hooks = spec.hooks;
+  o.clock = clock;
+  return o;
+}
+
+}  // namespace
+
+ModelQueue::ModelQueue(ModelSpec spec, Clock* clock)
+    : spec_(std::move(spec)), runner_(RunnerOptions(spec_, clock)) {}
 
 namespace {
 

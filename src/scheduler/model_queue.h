@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "config/model_config.h"
+#include "scheduler/batch_runner.h"
 #include "scheduler/inference_request.h"
 #include "scheduler/scheduler.h"
 
@@ -44,9 +45,13 @@ struct Batch {
 
 class ModelQueue {
  public:
-  explicit ModelQueue(ModelSpec spec);
+  // `clock` times the runner's stages (the queue itself takes time as arguments).
+  explicit ModelQueue(ModelSpec spec, Clock* clock = Clock::Real());
 
   const ModelSpec& spec() const { return spec_; }
+  // Executes this model's batches; immutable, so it may be used without the
+  // scheduler's mutex while a handle on the queue is held.
+  BatchRunner& runner() { return runner_; }
   const config::ModelConfig& config() const { return spec_.config; }
 
   // Fails with kResourceExhausted when max_queue_size requests are queued.
@@ -98,6 +103,7 @@ class ModelQueue {
   bool Compatible(const InferenceRequest& head, const InferenceRequest& other) const;
 
   ModelSpec spec_;
+  BatchRunner runner_;
   std::map<int, std::deque<QueuedRequest>> levels_;  // LevelKey(priority) -> FIFO
   size_t size_ = 0;
   uint64_t next_seq_ = 0;

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
-#include "scheduler/batch_assembly.h"
 #include "scheduler/model_queue.h"
 #include "scheduler/request_validation.h"
 
@@ -49,7 +49,7 @@ class Scheduler::Impl {
   }
 
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec) {
-    auto q = std::make_shared<ModelQueue>(std::move(spec));
+    auto q = std::make_shared<ModelQueue>(std::move(spec), options_.clock);
     if (metrics::Registry* r = options_.metrics) {
       const metrics::Labels model = {{"model", q->config().name}, {"version", q->spec().version}};
       auto rejected = [&](const std::string& reason) {
@@ -207,7 +207,7 @@ class Scheduler::Impl {
       std::shared_ptr<ModelQueue> hold = Find(q);
       lock.unlock();
       const size_t n = batch.requests.size();
-      RunBatch(*q, std::move(batch), now);
+      RunOnExecutor(*hold, batch, now);
       lock.lock();
       --q->running;
       Finish(n);
@@ -242,64 +242,15 @@ class Scheduler::Impl {
     if (outstanding_ == 0) idle_cv_.notify_all();
   }
 
-  void RunBatch(ModelQueue& q, Batch batch, TimePoint start) {
-    const ModelSpec& spec = q.spec();
-    // Pre-processing, per request; a request that fails is answered alone.
-    std::vector<QueuedRequest*> live;
-    std::vector<int64_t> preprocess_us;
-    for (auto& r : batch.requests) {
-      int64_t us = 0;
-      if (!r.request.raw.empty() && spec.hooks.preprocess) {
-        const TimePoint t0 = options_.clock->Now();
-        Status st = spec.hooks.preprocess(r.request);
-        us = MicrosBetween(t0, options_.clock->Now());
-        if (!st.ok()) {
-          r.done(st);
-          continue;
-        }
-      }
-      live.push_back(&r);
-      preprocess_us.push_back(us);
-    }
-    if (live.empty()) return;
-    std::vector<const std::vector<NamedTensor>*> inputs;
-    for (auto* r : live) inputs.push_back(&r->request.inputs);
-    auto assembled = AssembleBatch(spec.config, inputs);
-    if (!assembled.ok()) {
-      for (auto* r : live) r->done(assembled.status());
-      return;
-    }
-    int items = 0;
-    for (int n : assembled->items) items += n;
-    const TimePoint compute_start = options_.clock->Now();
-    auto outputs = spec.model->Execute(assembled->inputs);
-    const TimePoint compute_end = options_.clock->Now();
-    if (!outputs.ok()) {
-      Status st = outputs.status().WithContext("model '" + spec.name + "'");
-      for (auto* r : live) r->done(st);
-      return;
-    }
-    auto split = SplitOutputs(*assembled, *outputs);
-    if (!split.ok()) {
-      for (auto* r : live) r->done(split.status().WithContext("model '" + spec.name + "'"));
-      return;
-    }
-    for (size_t i = 0; i < live.size(); ++i) {
-      InferenceResponse response;
-      response.id = live[i]->request.id;
-      response.outputs = std::move((*split)[i]);
-      response.queue_us = MicrosBetween(live[i]->request.enqueue_time, start);
-      response.preprocess_us = preprocess_us[i];
-      response.compute_us = MicrosBetween(compute_start, compute_end);
-      response.batch_size = items;
-      if (spec.hooks.postprocess) {
-        Status st = spec.hooks.postprocess(response);
-        if (!st.ok()) {
-          live[i]->done(st);
-          continue;
-        }
-      }
-      live[i]->done(std::move(response));
+  // The runner answers every request and never throws; this catch is the
+  // last line that keeps the executor alive if even building its error
+  // message failed (e.g. out of memory twice).
+  static void RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start) {
+    try {
+      q.runner().Run(batch.requests, start);
+    } catch (...) {
+      std::fputs("inferd: an executor survived an exception while answering a failed batch\n",
+                 stderr);
     }
   }
 

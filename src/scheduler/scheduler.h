@@ -7,9 +7,11 @@
 // registered: a model does not get threads of its own, it gets a queue. When an
 // executor is free it takes the most urgent ready batch of any model it may run
 // (a model's `max_concurrency` caps how many executors run it at once).
-// Batch formation (max_batch_size, max_queue_delay_us, preferred sizes) is
-// decided by each queue's BatchPolicy; pre- and post-processing run on the
-// executor, inside the core budget.
+// The scheduler only forms batches (max_batch_size, max_queue_delay_us,
+// preferred sizes: each model's ModelQueue) and hands each to the model's
+// BatchRunner on the executor that took it: pre-processing, assembly, execute,
+// split and post-processing run there, inside the core budget. Whatever a
+// batch throws answers its requests kInternal; the executor lives on.
 //
 // Thread-safety: every public method may be called from any thread.
 #pragma once

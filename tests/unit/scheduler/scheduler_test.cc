@@ -108,6 +108,42 @@ TEST_F(SchedulerTest, ModelFailureAnswersTheBatchAndServingGoesOn) {
   EXPECT_TRUE(Submit(0).get().ok());
 }
 
+TEST_F(SchedulerTest, AHookThatThrowsAnswers500AndTheExecutorLivesOn) {
+  Scheduler::Options opts;
+  opts.executors.assign(1, ExecutorSpec{});
+  opts.clock = &clock_;
+  scheduler_ = std::move(*Scheduler::Create(opts));
+  auto config = Config(8);
+  config.preprocess.kind = "image";  // raw payloads are accepted
+  ModelSpec spec;
+  spec.name = "m:1";
+  spec.config = config;
+  spec.model = std::make_shared<backend::FakeModel>(config);
+  spec.hooks.preprocess = [](InferenceRequest& r) -> Status {
+    if (r.raw[0].bytes == "throw") throw std::bad_alloc();
+    r.inputs = {{"x", FloatTensor({1, 2}, 7)}};
+    return Status::Ok();
+  };
+  queue_ = scheduler_->AddModel(std::move(spec));
+  auto submit = [&](const std::string& body) {
+    auto promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+    InferenceRequest r;
+    r.raw.push_back({"image/jpeg", body});
+    EXPECT_TRUE(scheduler_->Enqueue(*queue_, std::move(r), [promise](StatusOr<InferenceResponse> res) {
+      promise->set_value(std::move(res));
+    }).ok());
+    return promise->get_future().get();
+  };
+  auto failed = submit("throw");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kInternal);
+  EXPECT_NE(failed.status().message().find("pre-processing threw: out of memory"),
+            std::string::npos);
+  auto next = submit("fine");  // the same (only) executor serves on
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(Floats(next->outputs[0].tensor), (std::vector<float>{7, 8}));
+}
+
 TEST_F(SchedulerTest, FullQueueIsRefusedAtOnce) {
   auto c = Config(1);
   c.max_queue_size = 2;

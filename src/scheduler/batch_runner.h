@@ -1,0 +1,56 @@
+// BatchRunner: one model version's execution of a batch on an executor
+// thread, from queued requests to answers: pre-processing per request,
+// assembly, Model::Execute, split and post-processing. The scheduler only forms
+// batches (ModelQueue) and hands them to the model's runner.
+//
+// Every request of a batch is answered exactly once, whatever happens. A
+// stage that fails answers the requests it concerns with its Status; a stage
+// that throws (std::bad_alloc, cv::Exception, anything a hook throws) answers
+// them kInternal, with a message naming the model and the stage ("model
+// 'm:1': pre-processing threw: ..."), and Run returns normally: the executor
+// thread lives on.
+//
+// Thread-safety: Run may be called from several executor threads at once (the
+// model's Execute allows it); the runner holds no mutable state of its own.
+// Ownership: the runner shares the model and hooks; the batch's requests are
+// owned by Run until each is answered.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "common/clock.h"
+#include "scheduler/inference_request.h"
+#include "scheduler/scheduler.h"
+
+namespace inferd::scheduler {
+
+struct QueuedRequest;
+
+class BatchRunner {
+ public:
+  struct Options {
+    std::string name;  // "model:version", in messages
+    config::ModelConfig config;
+    std::shared_ptr<backend::Model> model;
+    ModelHooks hooks;
+    Clock* clock = Clock::Real();
+  };
+  explicit BatchRunner(Options options);
+
+  // Runs `requests` as one batch; `start` is when the executor took them
+  // (their queue time ends there). Answers every request; never throws.
+  void Run(std::vector<QueuedRequest>& requests, TimePoint start);
+
+  const std::string& name() const { return options_.name; }
+
+ private:
+  struct Pending;
+  void RunStages(std::vector<Pending>& pending, TimePoint start, const char** stage);
+
+  const Options options_;
+};
+
+}  // namespace inferd::scheduler
