@@ -13,8 +13,13 @@ from inferd_e2e import post
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 LOAD_SECONDS = 3.0
-# A thread "burns CPU" when it ran more than this share of one core while loaded.
-BURNING = 0.25
+# A thread "burns CPU" when it ran more than this share of the whole process's
+# CPU time while loaded. A share of the process, not of a core: on a machine
+# busy with other work the server's threads get less than a core each, but the
+# split between its threads is the same.
+BURNING = 0.15
+# The load reached the server: its threads ran at least this many CPU seconds.
+MIN_PROCESS_CPU_S = 0.3
 
 
 def thread_cpu_seconds(pid):
@@ -79,15 +84,18 @@ def test_compute_threads_stay_within_the_budget_and_pinned(server_factory, examp
         c.join(60)
     assert not errors, f"requests failed under load: {errors[:3]}"
 
+    used = {tid: cpu - before.get(tid, (name, 0.0))[1] for tid, (name, cpu) in after.items()}
+    total = sum(used.values())
     burning = {}
-    for tid, (name, cpu) in after.items():
-        share = (cpu - before.get(tid, (name, 0.0))[1]) / elapsed
+    for tid, (name, _) in after.items():
+        share = used[tid] / total if total > 0 else 0.0
         if share > BURNING:
             burning[tid] = (name, round(share, 2), thread_affinity(pid, tid))
-    report = (f"usable cores {cores}; threads above {BURNING:.0%} of a core over "
-              f"{elapsed:.1f} s: {burning}; all threads: {len(after)}")
+    report = (f"usable cores {cores}; process CPU {total:.2f} s over {elapsed:.1f} s; threads "
+              f"above {BURNING:.0%} of it: {burning}; all threads: {len(after)}")
     print("\n" + report)
-    assert burning, "no thread burned CPU under load: the load did not reach the server? " + report
+    assert total >= MIN_PROCESS_CPU_S, "the load did not reach the server: " + report
+    assert burning, "no thread burned CPU under load: " + report
     assert len(burning) <= cores, "more threads burn CPU than there are usable cores: " + report
     pinned = [aff for (_, _, aff) in burning.values()]
     for aff in pinned:
