@@ -1,18 +1,17 @@
 #include "serving/request_metrics.h"
 
-#include "serving/status_codes.h"
-
 namespace inferd::serving {
 
 void RequestMetrics::Record(const Call& call, const std::string& model, int64_t version,
                             StatusCode code, const scheduler::InferenceResponse* response) {
   if (!registry_) return;
   metrics::Labels counter_labels = {{"model", model},
-                                    {"code", std::to_string(HttpStatusFor(code))}};
+                                    {"protocol", std::string(ProtocolName(call.protocol))},
+                                    {"code", std::string(StatusCodeName(code))}};
   if (version > 0) counter_labels["version"] = std::to_string(version);
   registry_
-      ->GetCounter("inferd_requests_total", "inference requests by model, version and HTTP status",
-                   counter_labels)
+      ->GetCounter("inferd_requests_total",
+                   "inference requests by model, version, protocol and status code", counter_labels)
       .Increment();
   if (model.empty()) return;
   const metrics::Labels labels = {{"model", model}};

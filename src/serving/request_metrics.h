@@ -1,7 +1,10 @@
 // RequestMetrics: the per-request series that every front end records, the
 // same way whatever the protocol.
 //
-//   inferd_requests_total{model, version, code}        counter (code = HTTP status)
+//   inferd_requests_total{model, version, protocol, code} counter: protocol = http | grpc,
+//                                                        code = the StatusCode's name (OK,
+//                                                        INVALID_ARGUMENT, NOT_FOUND, ...), the
+//                                                        same for both protocols
 //   inferd_request_duration_seconds{model}              histogram, request read to response built
 //   inferd_queue_duration_seconds{model}                histogram, InferenceResponse::queue_us
 //   inferd_preprocess_duration_seconds{model}           histogram, InferenceResponse::preprocess_us

@@ -106,8 +106,8 @@ def scrape(server):
 def test_request_counts_move(main_server):
     s = main_server
     before = scrape(s)
-    ok0 = metric_sum_model(before, "inferd_requests_total", "tiny_cnn", code="200")
-    bad0 = metric_sum_model(before, "inferd_requests_total", "tiny_cnn", code="400")
+    ok0 = metric_sum_model(before, "inferd_requests_total", "tiny_cnn", code="OK")
+    bad0 = metric_sum_model(before, "inferd_requests_total", "tiny_cnn", code="INVALID_ARGUMENT")
     img = torch.rand(2, 1, 8, 8)
     for _ in range(3):
         assert infer_json(s.http, "tiny_cnn", [("image", img)]).status == 200
@@ -116,17 +116,17 @@ def test_request_counts_move(main_server):
 
     def moved():
         after = scrape(s)
-        ok = metric_sum_model(after, "inferd_requests_total", "tiny_cnn", code="200") - ok0
-        bad = metric_sum_model(after, "inferd_requests_total", "tiny_cnn", code="400") - bad0
+        ok = metric_sum_model(after, "inferd_requests_total", "tiny_cnn", code="OK") - ok0
+        bad = metric_sum_model(after, "inferd_requests_total", "tiny_cnn", code="INVALID_ARGUMENT") - bad0
         return (ok, bad) == (3, 2) and after
 
     try:
-        after = wait_until(moved, 5, "inferd_requests_total to count 3 x 200 and 2 x 400")
+        after = wait_until(moved, 5, "inferd_requests_total to count 3 x OK and 2 x INVALID_ARGUMENT")
     except AssertionError:
         lines = [ln for ln in get(s.metrics, "/metrics").body.decode().splitlines()
                  if "inferd_requests_total" in ln]
-        raise AssertionError("inferd_requests_total{model=tiny_cnn} did not move by 3 (200) and 2 "
-                             f"(400) from {ok0}/{bad0}:\n" + "\n".join(lines))
+        raise AssertionError("inferd_requests_total{model=tiny_cnn} did not move by 3 (OK) and 2 "
+                             f"(INVALID_ARGUMENT) from {ok0}/{bad0}:\n" + "\n".join(lines))
     # Latency histograms exist for the model.
     hist = [(n, l) for n, l, _ in after
             if n.endswith("_bucket") and "le" in l and l.get("model", "").startswith("tiny_cnn")]

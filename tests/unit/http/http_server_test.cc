@@ -275,11 +275,14 @@ TEST_F(HttpServerTest, MetricsCountRequests) {
   auto r = m.Send("GET", "/metrics");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_NE(r.body.find(R"(inferd_requests_total{code="200",model="echo",version="1"} 1)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.body.find(R"(inferd_requests_total{code="OK",model="echo",protocol="http",version="1"} 1)"),
+      std::string::npos)
       << r.body;
-  EXPECT_NE(r.body.find(R"(inferd_requests_total{code="400",model="echo",version="1"} 1)"),
-            std::string::npos);
+  EXPECT_NE(
+      r.body.find(
+          R"(inferd_requests_total{code="INVALID_ARGUMENT",model="echo",protocol="http",version="1"} 1)"),
+      std::string::npos);
   EXPECT_NE(r.body.find(R"(inferd_request_duration_seconds_count{model="echo"} 2)"),
             std::string::npos);
   EXPECT_NE(r.body.find(R"(inferd_compute_duration_seconds_count{model="echo"} 1)"),
@@ -294,8 +297,11 @@ TEST_F(HttpServerTest, UnknownModelsAndVersionsDoNotGrowTheLabels) {
   auto r = m.Send("GET", "/metrics");
   EXPECT_EQ(r.body.find("random123"), std::string::npos) << r.body;
   EXPECT_EQ(r.body.find("\"77\""), std::string::npos) << r.body;
-  EXPECT_NE(r.body.find(R"(inferd_requests_total{code="404",model=""} 1)"), std::string::npos);
-  EXPECT_NE(r.body.find(R"(inferd_requests_total{code="404",model="echo"} 1)"), std::string::npos);
+  EXPECT_NE(r.body.find(R"(inferd_requests_total{code="NOT_FOUND",model="",protocol="http"} 1)"),
+            std::string::npos);
+  EXPECT_NE(
+      r.body.find(R"(inferd_requests_total{code="NOT_FOUND",model="echo",protocol="http"} 1)"),
+      std::string::npos);
 }
 
 TEST_F(HttpServerTest, SeveralNetworkThreadsServeSeveralConnections) {

@@ -80,10 +80,10 @@ TEST_F(InferenceCallTest, ResolvesAndCountsFailuresWithoutGrowingLabels) {
   EXPECT_EQ(ResolveModel(services_, call, "echo", "x").status().code(),
             StatusCode::kInvalidArgument);
   std::string text = Metrics();
-  EXPECT_NE(text.find(R"(inferd_requests_total{code="404",model=""} 1)"), std::string::npos)
+  EXPECT_NE(text.find(R"(inferd_requests_total{code="NOT_FOUND",model="",protocol="grpc"} 1)"), std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"(inferd_requests_total{code="404",model="echo"} 1)"), std::string::npos);
-  EXPECT_NE(text.find(R"(inferd_requests_total{code="400",model=""} 1)"), std::string::npos);
+  EXPECT_NE(text.find(R"(inferd_requests_total{code="NOT_FOUND",model="echo",protocol="grpc"} 1)"), std::string::npos);
+  EXPECT_NE(text.find(R"(inferd_requests_total{code="INVALID_ARGUMENT",model="",protocol="grpc"} 1)"), std::string::npos);
 }
 
 TEST_F(InferenceCallTest, SubmitAnswersOnce) {
