@@ -14,6 +14,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision python3-sklearn python3-numpy python3-pil python3-pytest python3-sentencepiece
   wrk
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3-grpcio python3-grpc-tools
   python3-yaml
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).

@@ -1,0 +1,173 @@
+#include "grpc/grpc_server.h"
+
+#include <absl/synchronization/mutex.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <thread>
+#include <vector>
+
+#include "grpc/handlers.h"
+#include "serving/request_metrics.h"
+
+namespace inferd::grpc {
+
+using namespace inference;  // NOLINT: the generated message types
+
+// Everything a call may touch, shared by the calls (see UnaryCall::Site): it
+// outlives GrpcServer when a scheduler completion still holds a call.
+class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
+ public:
+  Impl(const Options& options, Services services)
+      : options_(options), services_(std::move(services)), request_metrics_(services_.metrics) {}
+
+  ~Impl() { Stop(); }
+
+  Status Bind() {
+    std::string host = options_.bind_address;
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";  // IPv6
+    std::string address = host + ":" + std::to_string(options_.port);
+    ::grpc::ServerBuilder builder;
+    int bound = 0;
+    builder.AddListeningPort(address, ::grpc::InsecureServerCredentials(), &bound);
+    builder.RegisterService(&service_);
+    builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
+    builder.SetMaxSendMessageSize(-1);
+    for (int i = 0; i < std::max(1, options_.threads); ++i) {
+      auto q = std::make_unique<internal::QueueThread>();
+      q->cq = builder.AddCompletionQueue();
+      queues_.push_back(std::move(q));
+    }
+    server_ = builder.BuildAndStart();
+    if (!server_ || bound == 0) {
+      server_.reset();
+      return Unavailable("cannot listen on the grpc port " + address);
+    }
+    port_ = static_cast<uint16_t>(bound);
+    context_.serving = {services_.repository, &request_metrics_};
+    context_.ready = services_.ready;
+    context_.run_blocking = [this](std::function<void()> job) {
+      boost::asio::post(loader_, std::move(job));
+    };
+    return Status::Ok();
+  }
+
+  uint16_t port() const { return port_; }
+
+  void Start() {
+    if (!threads_.empty()) return;
+    for (auto& q : queues_) {
+      threads_.emplace_back([self = shared_from_this(), q = q.get()] {
+        pthread_setname_np(pthread_self(), "inferd-grpc-cq");
+        self->ListenAll(q);
+        internal::DrainQueue(*q);
+      });
+    }
+  }
+
+  void Stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    // Refuses new calls; waits for those in flight to be answered (their
+    // answers still reach the queues), then cancels what is left.
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + options_.stop_grace);
+    loader_.join();
+    gate_.Close();  // nothing new starts on the queues from here
+    answers_.Stop();
+    for (auto& q : queues_) q->cq->Shutdown();
+    if (threads_.empty()) {
+      for (auto& q : queues_) internal::DrainQueue(*q);  // never started: drain here
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  template <typename Request, typename Response>
+  using Method = typename Call<Request, Response>::RequestMethod;
+
+  template <typename Request, typename Response>
+  void Listen(internal::QueueThread* q, Method<Request, Response> method,
+              void (*handle)(const ServiceContext&, const CallPtr<Request, Response>&)) {
+    using C = Call<Request, Response>;
+    auto site = std::make_shared<typename C::Site>();
+    site->service = &service_;
+    site->method = method;
+    site->queue = q;
+    site->gate = &gate_;
+    site->answers = &answers_;
+    site->handler = [ctx = &context_, handle](const CallPtr<Request, Response>& call) {
+      handle(*ctx, call);
+    };
+    site->owner = shared_from_this();
+    C::Listen(std::move(site));
+  }
+
+  // Called on the queue's own thread before it drains the queue.
+  void ListenAll(internal::QueueThread* q) {
+    Listen<ServerLiveRequest, ServerLiveResponse>(q, &AsyncService::RequestServerLive,
+                                                  &HandleServerLive);
+    Listen<ServerReadyRequest, ServerReadyResponse>(q, &AsyncService::RequestServerReady,
+                                                    &HandleServerReady);
+    Listen<ModelReadyRequest, ModelReadyResponse>(q, &AsyncService::RequestModelReady,
+                                                  &HandleModelReady);
+    Listen<ServerMetadataRequest, ServerMetadataResponse>(q, &AsyncService::RequestServerMetadata,
+                                                          &HandleServerMetadata);
+    Listen<ModelMetadataRequest, ModelMetadataResponse>(q, &AsyncService::RequestModelMetadata,
+                                                        &HandleModelMetadata);
+    // Several ModelInfer calls are asked for at once, so that a burst of
+    // arrivals need not wait for each to be asked for in turn.
+    for (int i = 0; i < kInferListeners; ++i) {
+      Listen<ModelInferRequest, ModelInferResponse>(q, &AsyncService::RequestModelInfer,
+                                                    &HandleModelInfer);
+    }
+    Listen<RepositoryIndexRequest, RepositoryIndexResponse>(
+        q, &AsyncService::RequestRepositoryIndex, &HandleRepositoryIndex);
+    Listen<RepositoryModelLoadRequest, RepositoryModelLoadResponse>(
+        q, &AsyncService::RequestRepositoryModelLoad, &HandleRepositoryModelLoad);
+    Listen<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
+        q, &AsyncService::RequestRepositoryModelUnload, &HandleRepositoryModelUnload);
+  }
+
+  static constexpr int kInferListeners = 8;
+
+  Options options_;
+  Services services_;
+  serving::RequestMetrics request_metrics_;
+  ServiceContext context_;
+  AsyncService service_;
+  std::vector<std::unique_ptr<internal::QueueThread>> queues_;
+  std::unique_ptr<::grpc::Server> server_;
+  internal::ServerGate gate_;
+  boost::asio::thread_pool loader_{1};  // repository loads and unloads
+  internal::AnswerThread answers_;      // sends what the executors computed
+  std::vector<std::thread> threads_;
+  uint16_t port_ = 0;
+  bool stopped_ = false;
+};
+
+StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const Options& options,
+                                                         Services services) {
+  if (!services.repository) return InvalidArgument("grpc server needs a repository");
+  if (options.threads < 1) return InvalidArgument("grpc threads must be >= 1");
+  // Debian builds Abseil without NDEBUG, which leaves absl::Mutex's deadlock
+  // detection on: every lock gRPC takes then updates a global lock graph
+  // (GraphCycles in the server's profile). It is a debugging aid; turn it off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  auto impl = std::make_shared<Impl>(options, std::move(services));
+  RETURN_IF_ERROR(impl->Bind());
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
+}
+
+GrpcServer::GrpcServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GrpcServer::~GrpcServer() { impl_->Stop(); }
+uint16_t GrpcServer::port() const { return impl_->port(); }
+void GrpcServer::Start() { impl_->Start(); }
+void GrpcServer::Stop() { impl_->Stop(); }
+
+}  // namespace inferd::grpc

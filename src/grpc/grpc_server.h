@@ -1,0 +1,61 @@
+// GrpcServer: the KServe v2 GRPCInferenceService (grpc_predict_v2.proto) on
+// one port, over gRPC's asynchronous completion-queue API, so that a request
+// waiting for an executor holds no thread: only its call state, until the
+// scheduler's completion posts the answer back to the call's queue, where it
+// is encoded and sent (internal/unary_call.h).
+//
+// Threads: `threads` completion-queue threads (default 1, each draining its
+// own queue), one loader thread for repository loads and unloads, and gRPC's
+// own few internal threads; none per request.
+//
+// Create binds the port (0 = any free port; port() tells which), Start runs
+// the threads, Stop stops taking calls, lets the answers in flight be sent
+// (up to stop_grace; later ones are cancelled), then joins the threads. To
+// drain: stop the scheduler accepting (new calls then answer UNAVAILABLE),
+// wait for it to be idle, then Stop. Stop before the repository is
+// destroyed; scheduler completions that come after Stop are dropped.
+// Thread-safety: Create/Start/Stop from one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "metrics/registry.h"
+#include "repository/model_repository.h"
+
+namespace inferd::grpc {
+
+class GrpcServer {
+ public:
+  struct Options {
+    std::string bind_address = "127.0.0.1";
+    uint16_t port = 0;                       // 0 = any free port
+    int threads = 1;                         // completion-queue threads
+    size_t max_message_bytes = 64ull << 20;  // larger requests are refused by gRPC
+    std::chrono::milliseconds stop_grace{5000};
+  };
+
+  struct Services {
+    repository::ModelRepository* repository = nullptr;  // required
+    metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
+    std::function<bool()> ready;                        // empty = always ready
+  };
+
+  static StatusOr<std::unique_ptr<GrpcServer>> Create(const Options& options, Services services);
+  ~GrpcServer();
+
+  uint16_t port() const;
+  void Start();
+  void Stop();
+
+ private:
+  class Impl;
+  explicit GrpcServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace inferd::grpc

@@ -1,0 +1,51 @@
+// ModelInfer: the gRPC codec over the request path every protocol shares
+// (serving/): resolve, parse, submit; the answer is encoded back on the
+// call's queue thread and counted with the code sent.
+#include "grpc/handlers.h"
+#include "grpc/infer_codec.h"
+#include "grpc/status_conversion.h"
+#include "serving/v2_inference.h"
+
+namespace inferd::grpc {
+
+using inference::ModelInferRequest;
+using inference::ModelInferResponse;
+
+void HandleModelInfer(const ServiceContext& ctx,
+                      const CallPtr<ModelInferRequest, ModelInferResponse>& call) {
+  const serving::Call& info = call->info();
+  const ModelInferRequest& req = call->request();
+  auto answer_error = [&](const std::string& model, int64_t version, const Status& st) {
+    serving::CountAnswer(ctx.serving, info, model, version, st.code());
+    call->Respond([st](ModelInferResponse*) { return ToGrpcStatus(st); });
+  };
+  auto model = serving::ResolveModel(ctx.serving, info, req.model_name(), req.model_version());
+  if (!model.ok()) {  // counted by ResolveModel
+    Status st = model.status();
+    return call->Respond([st](ModelInferResponse*) { return ToGrpcStatus(st); });
+  }
+  repository::ModelHandle handle = *model;
+  auto parsed = ParseModelInferRequest(call->request_owner());
+  if (!parsed.ok()) return answer_error(handle->name(), handle->version(), parsed.status());
+  serving::V2ResponseContext out =
+      serving::MakeResponseContext(handle->name(), handle->version(), *parsed);
+  auto request = serving::MakeInferenceRequest(handle->config(), std::move(*parsed), info.received);
+  if (!request.ok()) return answer_error(handle->name(), handle->version(), request.status());
+
+  serving::Services services = ctx.serving;
+  // The answer (kept by the call until it is sent) must not hold the call itself.
+  auto done = [call, handle, services, info,
+               out = std::move(out)](StatusOr<scheduler::InferenceResponse> result) mutable {
+    call->Respond(
+        [handle, services, info, out, result = std::move(result)](ModelInferResponse* response) {
+          Status st = result.status();
+          if (result.ok()) st = WriteModelInferResponse(*result, out, response);
+          serving::CountAnswer(services, info, handle->name(), handle->version(), st.code(),
+                               result.ok() ? &*result : nullptr);
+          return ToGrpcStatus(st);
+        });
+  };
+  serving::Submit(handle, std::move(*request), info, std::move(done));
+}
+
+}  // namespace inferd::grpc
