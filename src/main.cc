@@ -24,11 +24,12 @@ int main(int argc, char** argv) {
   s->add_option("--model-store", serve.model_store, "DIR holding <model>/config.yaml, <model>/<version>/model.pt")
       ->required();
   s->add_option("--models", serve.models, "models to load at start: all, or a,b,c")->capture_default_str();
-  s->add_option("--bind", serve.bind, "address of all three ports")->capture_default_str();
+  s->add_option("--bind", serve.bind, "address of all the ports")->capture_default_str();
   s->add_option("--http-port", serve.http_port, "inference port (0 = any free port)")->capture_default_str();
   s->add_option("--management-port", serve.management_port, "management port (0 = any)")
       ->capture_default_str();
   s->add_option("--metrics-port", serve.metrics_port, "metrics port (0 = any)")->capture_default_str();
+  s->add_option("--grpc-port", serve.grpc_port, "KServe v2 gRPC port (0 = any)")->capture_default_str();
   s->add_option("--cpus", serve.cpus, "narrow the CPU budget, e.g. 0-3,6");
   s->add_option("--auto-threads", serve.auto_threads, "cores per executor for `instances: auto` models")
       ->capture_default_str();
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   s->add_option("--body-limit", serve.body_limit, "largest request body in bytes (413 past it)")
       ->capture_default_str();
-  s->add_option("--network-threads", serve.network_threads, "HTTP threads")->capture_default_str();
+  s->add_option("--network-threads", serve.network_threads,
+                "HTTP threads per port and gRPC completion-queue threads")->capture_default_str();
 
   inferd::topology::TopologyCommandOptions topo;
   auto* t = app.add_subcommand("topology", "print the CPU budget and the core plan");

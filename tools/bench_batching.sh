@@ -31,7 +31,7 @@ trap stop EXIT
 load() { echo "$(cut -d" " -f1-3 /proc/loadavg), other compiles: $(pgrep -c cc1plus || true)"; }
 start() {  # start MODEL
   $INFERD serve --model-store "$STORE" --models "$1" --http-port 18090 --management-port 18091 \
-    --metrics-port 18092 > "$OUT/serve.$1.log" 2>&1 &
+    --metrics-port 18092 --grpc-port 0 > "$OUT/serve.$1.log" 2>&1 &
   PID=$!
   for _ in $(seq 600); do curl -sf -o /dev/null http://127.0.0.1:18090/ping && break; sleep 0.2; done
 }

@@ -59,7 +59,7 @@ else
 fi
 
 "$INFERD" serve --model-store "$TMP/store" --bind 127.0.0.1 --http-port 0 --management-port 0 \
-  --metrics-port 0 > "$OUT/server.stdout" 2> "$OUT/server.log" &
+  --metrics-port 0 --grpc-port 0 > "$OUT/server.stdout" 2> "$OUT/server.log" &
 SERVER_PID=$!
 for _ in $(seq 300); do
   grep -q "inferd: listening" "$OUT/server.stdout" 2>/dev/null && break

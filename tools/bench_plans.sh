@@ -39,7 +39,7 @@ start() {
   rm "$TMP/store/$model/config.yaml"
   sed "s/^instances:.*/instances: $inst/" "$STORE/$model/config.yaml" > "$TMP/store/$model/config.yaml"
   $INFERD serve --model-store "$TMP/store" --http-port 18080 --management-port 18081 \
-    --metrics-port 18082 "$@" > "$OUT/serve.$model.$TAG.log" 2>&1 &
+    --metrics-port 18082 --grpc-port 0 "$@" > "$OUT/serve.$model.$TAG.log" 2>&1 &
   PID=$!
   for _ in $(seq 600); do curl -sf -o /dev/null http://127.0.0.1:18080/ping && break; sleep 0.2; done
   curl -sf -o /dev/null -H 'Content-Type: image/jpeg' --data-binary @"$IMAGE" \

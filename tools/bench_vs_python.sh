@@ -152,7 +152,7 @@ for cfg in $CONFIGS; do
     mport=$(free_port)
     metrics_port=$(free_port)
     setsid "$INFERD" serve --model-store "$TMP/store" --bind 127.0.0.1 --http-port "$port" \
-      --management-port "$mport" --metrics-port "$metrics_port" $SERVE_ARGS > "$log" 2>&1 &
+      --management-port "$mport" --metrics-port "$metrics_port" --grpc-port 0 $SERVE_ARGS > "$log" 2>&1 &
   else
     setsid bash "$PEERS/run.sh" "$TMP/py" "$port" "$cfg" > "$log" 2>&1 &
   fi

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backend/torch/torch_backend.h"
+#include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "memory/allocator.h"
 #include "metrics/process_metrics.h"
@@ -174,9 +175,21 @@ int RunServe(const ServeOptions& options) {
     }
     servers.push_back(std::move(*server));
   }
+  grpc::GrpcServer::Options go;
+  go.bind_address = options.bind;
+  go.port = static_cast<uint16_t>(options.grpc_port);
+  go.threads = options.network_threads;
+  go.max_message_bytes = options.body_limit;
+  auto grpc_server = grpc::GrpcServer::Create(
+      go, {services.repository, services.metrics, services.ready});
+  if (!grpc_server.ok()) {
+    spdlog::error("grpc: {}", grpc_server.status().message());
+    return 1;
+  }
   for (auto& s : servers) s->Start();
-  std::printf("inferd: listening http=%u management=%u metrics=%u\n", servers[0]->port(),
-              servers[1]->port(), servers[2]->port());
+  (*grpc_server)->Start();
+  std::printf("inferd: listening http=%u management=%u metrics=%u grpc=%u\n", servers[0]->port(),
+              servers[1]->port(), servers[2]->port(), (*grpc_server)->port());
   std::fflush(stdout);
 
   (*repo)->LoadInitial();
@@ -190,9 +203,15 @@ int RunServe(const ServeOptions& options) {
   (*scheduler)->StopAccepting();
   const auto grace = std::chrono::duration_cast<Duration>(
       std::chrono::duration<double>(options.drain_timeout_s));
-  const bool idle = (*scheduler)->WaitIdle(Clock::Real()->Now() + grace);
+  const TimePoint drain_start = Clock::Real()->Now();
+  const bool idle = (*scheduler)->WaitIdle(drain_start + grace);
   if (!idle) spdlog::warn("drain: grace period over with requests still running");
+  spdlog::info("drain: requests done after {} ms; closing the ports",
+               std::chrono::duration_cast<std::chrono::milliseconds>(Clock::Real()->Now() -
+                                                                     drain_start)
+                   .count());
   for (auto& s : servers) s->Stop();
+  (*grpc_server)->Stop();
   spdlog::info("inferd: stopped");
   return 0;
 }

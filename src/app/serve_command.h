@@ -1,10 +1,10 @@
 // `inferd serve`: composes the process: CPU budget and core plan (topology/),
 // the torch backend, the scheduler's executors, the model repository with its
-// pipeline hooks, and the three HTTP ports; then serves until SIGTERM/SIGINT
-// and drains.
+// pipeline hooks, the three HTTP ports and the gRPC port; then serves until
+// SIGTERM/SIGINT and drains.
 //
 // Start-up prints one line with the bound ports
-//   inferd: listening http=8080 management=8081 metrics=8082
+//   inferd: listening http=8080 management=8081 metrics=8082 grpc=8001
 // that tests read when they ask for port 0.
 // Run from the main thread; blocks until the process should exit.
 #pragma once
@@ -21,11 +21,12 @@ struct ServeOptions {
   int http_port = 8080;          // 0 = any free port
   int management_port = 8081;
   int metrics_port = 8082;
+  int grpc_port = 8001;          // KServe v2 gRPC (Triton's default port); 0 = any free port
   std::string cpus;              // --cpus LIST: narrows the CPU budget by hand
   int auto_threads = 1;          // cores per executor for `instances: auto` models
   double drain_timeout_s = 30;   // grace period for queued and running requests on SIGTERM
   size_t body_limit = 64u << 20; // larger request bodies answer 413
-  int network_threads = 1;       // HTTP threads (their CPU share is measured, see docs)
+  int network_threads = 1;       // HTTP threads per port, and gRPC completion-queue threads
 };
 
 // Returns the process exit code.

@@ -32,7 +32,8 @@ TORCH_DTYPES = {
 V2_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
 FLOAT_TYPES = {"FP16", "BF16", "FP32", "FP64"}
 
-LISTENING = re.compile(rb"inferd: listening http=(\d+) management=(\d+) metrics=(\d+)")
+LISTENING = re.compile(rb"inferd: listening http=(\d+) management=(\d+) metrics=(\d+)"
+                       rb"(?: grpc=(\d+))?")
 
 
 # ---------------------------------------------------------------- HTTP client
@@ -340,14 +341,14 @@ class Server:
         self.args = list(args)
         self.drain_timeout = drain_timeout
         self.proc = None
-        self.http = self.management = self.metrics = None
+        self.http = self.management = self.metrics = self.grpc = None
         os.makedirs(self.workdir, exist_ok=True)
         self.stdout_path = os.path.join(self.workdir, f"{name}.stdout")
         self.stderr_path = os.path.join(self.workdir, f"{name}.stderr")
 
     def command(self):
         return [self.binary, "serve", "--model-store", self.store, "--http-port", "0",
-                "--management-port", "0", "--metrics-port", "0",
+                "--management-port", "0", "--metrics-port", "0", "--grpc-port", "0",
                 "--drain-timeout", str(self.drain_timeout), *self.args]
 
     def start(self, wait_ready=True, timeout=60):
@@ -360,7 +361,8 @@ class Server:
             with open(self.stdout_path, "rb") as f:
                 m = LISTENING.search(f.read())
             if m:
-                self.http, self.management, self.metrics = (int(g) for g in m.groups())
+                self.http, self.management, self.metrics = (int(g) for g in m.groups()[:3])
+                self.grpc = int(m.group(4)) if m.group(4) else None
                 break
             if self.proc.poll() is not None:
                 raise AssertionError(f"{self.name} exited with {self.proc.returncode} before "

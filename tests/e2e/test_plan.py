@@ -126,6 +126,11 @@ def test_a_deployments_command_line_serves_and_answers_its_probes(inferd_bin, te
     args[args.index("--bind") + 1] = "127.0.0.1"
     for flag in ("--http-port", "--management-port", "--metrics-port"):
         args[args.index(flag) + 1] = "0"
+    # The gRPC port (default 8001) too, so that concurrent test runs do not collide.
+    if "--grpc-port" in args:
+        args[args.index("--grpc-port") + 1] = "0"
+    else:
+        args += ["--grpc-port", "0"]
     args[args.index("--drain-timeout") + 1] = "10"
     server = Server(inferd_bin, test_store, tmp_path / "server", name="plan-node-0001")
     server.command = lambda: [inferd_bin, *args]
