@@ -183,6 +183,25 @@ def refs(main_store):
     return get
 
 
+# ---------------------------------------------------------------------- gRPC
+
+@pytest.fixture(scope="session")
+def grpc_modules(tmp_path_factory):
+    """(messages, services): the Python client generated from src/grpc/grpc_predict_v2.proto."""
+    from grpc_e2e import generate_client
+    return generate_client(str(tmp_path_factory.mktemp("grpc-client")))
+
+
+@pytest.fixture(scope="session")
+def main_grpc(main_server, grpc_modules):
+    """A gRPC client of main_server."""
+    from grpc_e2e import GrpcClient
+    assert main_server.grpc, "the server printed no grpc= port"
+    client = GrpcClient(*grpc_modules, main_server.grpc)
+    yield client
+    client.close()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -1,0 +1,240 @@
+"""gRPC calls over time: the gRPC deadline is the request's deadline (a call
+still queued past it is dropped before compute), a client's cancel drops the
+request before compute, a full queue answers RESOURCE_EXHAUSTED, SIGTERM
+drains (in-flight calls answered, new ones UNAVAILABLE), metrics count gRPC
+as they count HTTP, and calls waiting in the queue hold no thread."""
+
+import os
+import threading
+import time
+
+import grpc
+import pytest
+import torch
+
+from conftest import copy_model, load_reference, stop_and_check
+from grpc_e2e import GrpcClient, parse_response
+from inferd_e2e import (assert_same, get, metric_sum_model, parse_metrics, post, wait_until)
+from test_batching import SLOW_ITERATIONS, read_config, with_config
+
+
+@pytest.fixture(scope="module")
+def slow_store(test_store, tmp_path_factory):
+    store = tmp_path_factory.mktemp("grpc-slow-store")
+    slow = read_config(test_store, "slow")
+    copy_model(test_store, "slow", store, "deadline_slow",
+               config=with_config(slow, max_batch_size=1, max_queue_size=1024,
+                                  request_timeout_ms=120000))
+    copy_model(test_store, "slow", store, "small_queue",
+               config=with_config(slow, max_batch_size=1, max_queue_size=4))
+    copy_model(test_store, "identity_fp32", store)
+    return store
+
+
+@pytest.fixture(scope="module")
+def slow_server(server_factory, slow_store, grpc_modules):
+    s = server_factory(slow_store, "grpc-slow")
+    client = GrpcClient(*grpc_modules, s.grpc)
+    yield s, client
+    client.close()
+    stop_and_check(s)
+
+
+def samples(server):
+    return parse_metrics(get(server.metrics, "/metrics").body.decode())
+
+
+def rejected(server, model, reason):
+    return metric_sum_model(samples(server), "inferd_rejected_total", model, reason=reason)
+
+
+def queue_depth(server, model):
+    return metric_sum_model(samples(server), "inferd_queue_depth", model)
+
+
+def slow_input(iterations):
+    return [("iterations", torch.tensor([[iterations]]))]
+
+
+def slow_reference(store, model, iterations):
+    with torch.inference_mode():
+        return load_reference(store, model)(torch.tensor([[iterations]]))
+
+
+def fill_queue(client, model, n, iterations=SLOW_ITERATIONS):
+    """n long calls in flight (futures)."""
+    return [client.stub.ModelInfer.future(client.request(model, slow_input(iterations)),
+                                          timeout=120) for _ in range(n)]
+
+
+def test_grpc_deadline_drops_the_queued_request(slow_server, slow_store):
+    s, client = slow_server
+    ref = slow_reference(slow_store, "deadline_slow", SLOW_ITERATIONS)
+    dropped0 = rejected(s, "deadline_slow", "deadline")
+    busy = fill_queue(client, "deadline_slow", 6)
+    wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "long calls queued")
+    with pytest.raises(grpc.RpcError) as e:
+        client.infer("deadline_slow", slow_input(1), timeout=0.05)
+    assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, e.value
+    for i, f in enumerate(busy):
+        assert_same(parse_response(f.result())["checksum"], ref, rtol=1e-4, what=f"call {i}")
+    # The server dropped it before compute, as a deadline, not the client alone.
+    wait_until(lambda: rejected(s, "deadline_slow", "deadline") - dropped0 == 1, 10,
+               "inferd_rejected_total{reason=deadline} + 1")
+
+
+def test_timeout_parameter_answers_deadline_exceeded(slow_server):
+    """v2's `timeout` parameter (microseconds) over gRPC, as over REST."""
+    s, client = slow_server
+    busy = fill_queue(client, "deadline_slow", 6)
+    wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "long calls queued")
+    with pytest.raises(grpc.RpcError) as e:
+        client.infer("deadline_slow", slow_input(1), params={"timeout": 20000})
+    assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, e.value
+    assert "deadline" in e.value.details(), e.value.details()
+    for f in busy:
+        f.result()
+
+
+def test_cancelled_call_is_dropped_before_compute(slow_server):
+    s, client = slow_server
+    cancelled0 = rejected(s, "deadline_slow", "cancelled")
+    busy = fill_queue(client, "deadline_slow", 8)
+    wait_until(lambda: queue_depth(s, "deadline_slow") >= 5, 30, "long calls queued")
+    call = client.stub.ModelInfer.future(client.request("deadline_slow", slow_input(2)),
+                                         timeout=120)
+    wait_until(lambda: queue_depth(s, "deadline_slow") >= 6, 10, "the call queued")
+    assert call.cancel()
+    for f in busy:
+        f.result()
+    wait_until(lambda: rejected(s, "deadline_slow", "cancelled") - cancelled0 == 1, 10,
+               "inferd_rejected_total{reason=cancelled} + 1")
+    assert client.stub.ServerReady(client.pb2.ServerReadyRequest(), timeout=10).ready
+
+
+def test_full_queue_answers_resource_exhausted(slow_server, slow_store):
+    s, client = slow_server
+    ref = slow_reference(slow_store, "small_queue", SLOW_ITERATIONS)
+    calls = fill_queue(client, "small_queue", 48)
+    codes = {}
+    for i, f in enumerate(calls):
+        try:
+            out = parse_response(f.result())
+            assert_same(out["checksum"], ref, rtol=1e-4, what=f"call {i}")
+            codes["OK"] = codes.get("OK", 0) + 1
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e
+            assert "small_queue" in e.details() and "queue" in e.details(), e.details()
+            codes[e.code().name] = codes.get(e.code().name, 0) + 1
+    print(f"\nmax_queue_size 4 under 48 concurrent gRPC calls: {codes}")
+    assert codes.get("RESOURCE_EXHAUSTED", 0) > 0 and codes.get("OK", 0) > 0, codes
+
+
+def test_metrics_count_grpc_like_http(slow_server):
+    s, client = slow_server
+    before = samples(s)
+    x = [("input", torch.ones(1, 3))]
+    for _ in range(3):
+        client.infer("identity_fp32", x)
+    with pytest.raises(grpc.RpcError):
+        client.infer("identity_fp32", [("input", torch.ones(1, 3, 2))])
+    assert post(s.http, "/v2/models/identity_fp32/infer",
+                {"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 1],
+                             "data": [1.0]}]}).status == 200
+
+    def moved(protocol, code):
+        return (metric_sum_model(samples(s), "inferd_requests_total", "identity_fp32",
+                                 protocol=protocol, code=code) -
+                metric_sum_model(before, "inferd_requests_total", "identity_fp32",
+                                 protocol=protocol, code=code))
+
+    wait_until(lambda: (moved("grpc", "OK"), moved("grpc", "INVALID_ARGUMENT"),
+                        moved("http", "OK")) == (3, 1, 1), 5,
+               "inferd_requests_total by protocol and code")
+
+
+def threads_of(pid):
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def test_waiting_calls_hold_no_thread(slow_server):
+    """512 calls queued at once: the process's thread count stays what it was
+    idle (give or take gRPC's own few); then they are cancelled and dropped."""
+    s, client = slow_server
+    idle = threads_of(s.proc.pid)
+    cancelled0 = rejected(s, "deadline_slow", "cancelled")
+    calls = fill_queue(client, "deadline_slow", 512)
+    wait_until(lambda: queue_depth(s, "deadline_slow") >= 500, 60, "500 calls queued")
+    busy = threads_of(s.proc.pid)
+    for c in calls:
+        c.cancel()
+    print(f"\nthreads: {idle} idle, {busy} with {queue_depth(s, 'deadline_slow'):.0f} gRPC calls "
+          f"queued")
+    assert busy <= idle + 4, f"{busy} threads with 500+ calls waiting, {idle} idle"
+    wait_until(lambda: queue_depth(s, "deadline_slow") == 0, 60, "the queue to empty")
+    assert rejected(s, "deadline_slow", "cancelled") - cancelled0 >= 400
+    assert client.stub.ServerReady(client.pb2.ServerReadyRequest(), timeout=10).ready
+
+
+# ------------------------------------------------------------------ drain
+
+def test_sigterm_drains_grpc(server_factory, slow_store, grpc_modules):
+    """SIGTERM with calls queued: they are answered (OK, right values); calls
+    sent during the drain answer UNAVAILABLE; ServerReady turns false; exit 0."""
+    grace = 30
+    s = server_factory(slow_store, "grpc-drain", drain_timeout=grace)
+    client = GrpcClient(*grpc_modules, s.grpc)
+    ref = slow_reference(slow_store, "deadline_slow", SLOW_ITERATIONS)
+    calls = fill_queue(client, "deadline_slow", 8)
+    wait_until(lambda: queue_depth(s, "deadline_slow") >= 4, 30, "4 calls queued")
+    t0 = time.monotonic()
+    s.signal()
+    probes = []
+
+    def probe():
+        while s.running():
+            at = time.monotonic() - t0
+            try:
+                client.infer("identity_fp32", [("input", torch.ones(1, 2))], timeout=10)
+                probes.append((at, "OK", ""))
+            except grpc.RpcError as e:
+                probes.append((at, e.code(), e.details()))
+            time.sleep(0.02)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    ready = True
+    while time.monotonic() - t0 < 2.0 and ready:
+        try:
+            ready = client.stub.ServerReady(client.pb2.ServerReadyRequest(), timeout=5).ready
+        except grpc.RpcError:
+            ready = False
+    rc = s.wait(grace + 5)
+    took = time.monotonic() - t0
+    prober.join(30)
+    assert rc == 0, f"exit code {rc}\n{s.logs()}"
+    s.stop()
+    assert not ready, "ServerReady still true 2 s after SIGTERM"
+    codes = {}
+    for i, f in enumerate(calls):
+        try:
+            assert_same(parse_response(f.result())["checksum"], ref, rtol=1e-4, what=f"call {i}")
+            codes["OK"] = codes.get("OK", 0) + 1
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+            codes["UNAVAILABLE"] = codes.get("UNAVAILABLE", 0) + 1
+    assert codes.get("OK", 0) >= 4, f"the 4+ calls queued before SIGTERM must be answered: {codes}"
+    refused = [(at, code, details) for at, code, details in probes if code != "OK"]
+    assert refused, f"no call sent during the drain was refused: {probes[:5]}"
+    # The probes ran one after another: the server's own answers (OK before it
+    # handled the signal, then UNAVAILABLE "draining") come first; once the
+    # port closes at exit, a call may also be cut off (CANCELLED).
+    last_answer = max(i for i, (_, code, d) in enumerate(probes) if code == "OK" or "drain" in d)
+    for at, code, details in probes[:last_answer + 1]:
+        assert code in ("OK", grpc.StatusCode.UNAVAILABLE), (at, code, details)
+    for at, code, details in probes[last_answer + 1:]:
+        assert code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED), (at, code, details)
+    assert any("drain" in d for _, _, d in refused), refused[:5]
+    print(f"\nSIGTERM with 8 gRPC calls in flight: exit 0 after {took:.2f} s; "
+          f"in-flight {codes}; {len(refused)} calls during the drain refused")
+    client.close()
