@@ -12,7 +12,16 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
                                                     {"v2binary", RequestForm::kV2Binary}};
   const std::map<std::string, Arrivals> arrivals = {{"constant", Arrivals::kConstant},
                                                     {"poisson", Arrivals::kPoisson}};
-  sub->add_option("--url", o->url, "server base URL (http only)")->capture_default_str();
+  const std::map<std::string, Protocol> protocols = {{"http", Protocol::kHttp},
+                                                     {"grpc", Protocol::kGrpc}};
+  sub->add_option("--url", o->url,
+                  "server base URL: http://host:port, or grpc://host:port with --protocol grpc")
+      ->capture_default_str();
+  sub->add_option("--protocol", o->protocol,
+                  "http, or grpc: KServe v2 ModelInfer calls (--form v2binary: inputs as "
+                  "raw_input_contents; --form raw: the file as one BYTES input)")
+      ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case).description("http|grpc"))
+      ->default_str("http");
   sub->add_option("--model", o->model, "model name")->required();
   sub->add_option("--version", o->version, "model version (default: the server's default)");
   sub->add_option("--form", o->form,

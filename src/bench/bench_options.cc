@@ -5,13 +5,19 @@
 namespace inferd::bench {
 
 StatusOr<ParsedUrl> ParseUrl(const std::string& url) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0) {
-    return InvalidArgument("--url: expected http://host[:port][/prefix], got '" + url +
-                           "' (https is not supported)");
-  }
-  std::string rest = url.substr(kScheme.size());
   ParsedUrl out;
+  std::string rest;
+  if (url.rfind("http://", 0) == 0) {
+    out.scheme = "http";
+    rest = url.substr(7);
+  } else if (url.rfind("grpc://", 0) == 0) {
+    out.scheme = "grpc";
+    rest = url.substr(7);
+  } else {
+    return InvalidArgument(
+        "--url: expected http://host[:port][/prefix] or grpc://host[:port], got '" + url +
+        "' (https is not supported)");
+  }
   const auto slash = rest.find('/');
   std::string authority = rest.substr(0, slash);
   if (slash != std::string::npos) {
@@ -24,7 +30,7 @@ StatusOr<ParsedUrl> ParseUrl(const std::string& url) {
     out.port = authority.substr(colon + 1);
   } else {
     out.host = authority;
-    out.port = "80";
+    out.port = out.scheme == "grpc" ? "8001" : "80";
   }
   if (out.host.empty()) return InvalidArgument("--url: no host in '" + url + "'");
   if (out.port.empty() || out.port.find_first_not_of("0123456789") != std::string::npos) {
@@ -34,9 +40,23 @@ StatusOr<ParsedUrl> ParseUrl(const std::string& url) {
 }
 
 Status ValidateOptions(const BenchOptions& o) {
-  RETURN_IF_ERROR(ParseUrl(o.url).status());
+  ASSIGN_OR_RETURN(ParsedUrl url, ParseUrl(o.url));
+  if ((url.scheme == "grpc") != (o.protocol == Protocol::kGrpc)) {
+    return InvalidArgument("--url: --protocol " + std::string(ProtocolName(o.protocol)) +
+                           " needs a " + std::string(ProtocolName(o.protocol)) + ":// URL, got '" +
+                           o.url + "'");
+  }
+  if (o.protocol == Protocol::kGrpc) {
+    if (!url.path_prefix.empty()) return InvalidArgument("--url: a grpc:// URL has no path");
+    if (o.form == RequestForm::kV2Json) {
+      return InvalidArgument(
+          "--protocol grpc takes --form v2binary (inputs as raw_input_contents) or --form raw "
+          "(the file as one BYTES input)");
+    }
+  }
   if (!o.metrics_url.empty()) {
-    RETURN_IF_ERROR(ParseUrl(o.metrics_url).status().WithContext("--metrics-url"));
+    ASSIGN_OR_RETURN(ParsedUrl metrics, ParseUrl(o.metrics_url));
+    if (metrics.scheme != "http") return InvalidArgument("--metrics-url: expected an http:// URL");
   }
   if (o.model.empty()) return InvalidArgument("--model is required");
   if (o.input.empty()) return InvalidArgument("--input FILE|DIR is required");
@@ -76,6 +96,10 @@ std::string_view RequestFormName(RequestForm form) {
       return "v2binary";
   }
   return "?";
+}
+
+std::string_view ProtocolName(Protocol protocol) {
+  return protocol == Protocol::kGrpc ? "grpc" : "http";
 }
 
 std::string_view ArrivalsName(Arrivals arrivals) {

@@ -20,10 +20,17 @@ enum class RequestForm {
   kV2Binary,  // same path, JSON header + binary tensors, with Inference-Header-Content-Length
 };
 
+enum class Protocol {
+  kHttp,  // the forms above over HTTP/1.1
+  kGrpc,  // inference.GRPCInferenceService/ModelInfer: --form v2binary or raw (grpc_request.h)
+};
+
 struct BenchOptions {
-  std::string url = "http://127.0.0.1:8080";  // http only; a path prefix is kept
-  std::string model;                          // required
-  std::string version;                        // empty: the server's default version
+  // http://host[:port][/prefix] (a path prefix is kept), or grpc://host[:port] with --protocol grpc
+  std::string url = "http://127.0.0.1:8080";
+  Protocol protocol = Protocol::kHttp;
+  std::string model;    // required
+  std::string version;  // empty: the server's default version
   RequestForm form = RequestForm::kRaw;
   std::string input;                // a body file, or a folder whose files are sent round robin
   std::int64_t header_length = -1;  // v2binary: JSON header bytes; -1 finds the JSON's end
@@ -57,12 +64,13 @@ struct BenchOptions {
 };
 
 struct ParsedUrl {
+  std::string scheme;  // "http" or "grpc"
   std::string host;
-  std::string port;         // "80" when absent
+  std::string port;         // "80" (http) or "8001" (grpc) when absent
   std::string path_prefix;  // "" or "/prefix" (no trailing slash)
 };
 
-// Accepts http://host[:port][/prefix]; anything else is InvalidArgument.
+// Accepts http://host[:port][/prefix] and grpc://host[:port]; anything else is InvalidArgument.
 StatusOr<ParsedUrl> ParseUrl(const std::string& url);
 
 // Checks the options for consistency, with messages naming the flag.
@@ -70,5 +78,6 @@ Status ValidateOptions(const BenchOptions& options);
 
 std::string_view RequestFormName(RequestForm form);
 std::string_view ArrivalsName(Arrivals arrivals);
+std::string_view ProtocolName(Protocol protocol);
 
 }  // namespace inferd::bench

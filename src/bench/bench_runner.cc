@@ -89,6 +89,7 @@ StatusOr<BenchReport> RunSweep(const BenchOptions& o, std::ostream& table, std::
   base.arrivals = o.arrivals;
   base.seed = o.seed;
   base.max_connections = o.max_connections;
+  base.protocol = o.protocol;
   base.timeout = Seconds(o.timeout_s);
   for (int c : o.concurrency) {
     plans.push_back(base);
@@ -106,9 +107,10 @@ StatusOr<BenchReport> RunSweep(const BenchOptions& o, std::ostream& table, std::
   BenchReport report;
   report.options = o;
   report.target = requests.target();
-  table << "inferd bench: POST " << o.url << report.target << " (" << RequestFormName(o.form)
-        << ", " << requests.size() << " input file" << (requests.size() == 1 ? "" : "s")
-        << "), windows of " << o.duration_s << " s after " << o.warmup_s << " s warm-up\n"
+  table << "inferd bench: " << (o.protocol == Protocol::kGrpc ? "gRPC " : "POST ") << o.url
+        << report.target << " (" << RequestFormName(o.form) << ", " << requests.size()
+        << " input file" << (requests.size() == 1 ? "" : "s") << "), windows of " << o.duration_s
+        << " s after " << o.warmup_s << " s warm-up\n"
         << FormatTableHeader() << std::flush;
   for (const LoadPlan& plan : plans) {
     ASSIGN_OR_RETURN(StepResult step, RunStep(o, url, requests, plan, progress));

@@ -27,28 +27,28 @@
 #include <optional>
 #include <string>
 
+#include "bench/connection.h"
+
 namespace inferd::bench {
 
-class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+class HttpConnection : public Connection, public std::enable_shared_from_this<HttpConnection> {
  public:
-  using Done = std::function<void(int status)>;
-
   HttpConnection(boost::asio::io_context& ioc,
                  boost::asio::ip::tcp::resolver::results_type endpoints,
                  std::chrono::nanoseconds timeout);
 
   // Sends `request` (a complete HTTP/1.1 request) and calls `done` once.
   // One request at a time per connection.
-  void Send(const std::string* request, Done done);
+  void Send(const std::string* request, Done done) override;
 
   // Closes the socket; a pending Send completes with kConnectionError.
-  void Close();
+  void Close() override;
 
-  bool busy() const { return static_cast<bool>(done_); }
+  bool busy() const override { return static_cast<bool>(done_); }
 
   // Closes the socket when the pending request started more than `timeout`
   // before `now`; the request then completes with kTimeout.
-  void CloseIfExpired(std::chrono::steady_clock::time_point now);
+  void CloseIfExpired(std::chrono::steady_clock::time_point now) override;
 
  private:
   void Connect();

@@ -8,6 +8,7 @@
 #include <deque>
 #include <optional>
 
+#include "bench/grpc_connection.h"
 #include "bench/http_connection.h"
 
 namespace inferd::bench {
@@ -28,14 +29,15 @@ double MillisBetween(TimePoint from, TimePoint to) {
 
 struct LoadGenerator::Impl {
   asio::io_context ioc{1};
+  std::unique_ptr<GrpcClient> grpc;  // --protocol grpc; after ioc: destroyed before it
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   asio::ip::tcp::resolver::results_type endpoints;
   const RequestSet* requests = nullptr;
   LoadPlan plan;
 
-  std::vector<std::shared_ptr<HttpConnection>> connections;
-  std::vector<std::shared_ptr<HttpConnection>> idle;  // open loop
-  std::deque<TimePoint> due;                          // open loop: intended times
+  std::vector<std::shared_ptr<Connection>> connections;
+  std::vector<std::shared_ptr<Connection>> idle;  // open loop
+  std::deque<TimePoint> due;                      // open loop: intended times
   std::optional<ArrivalSchedule> schedule;
   std::optional<asio::steady_timer> arrival_timer;
   std::optional<asio::steady_timer> watchdog;  // enforces plan.timeout
@@ -48,14 +50,14 @@ struct LoadGenerator::Impl {
   bool stopping = false;
 
   // Sends the next request on `conn`, intended at `intended`.
-  void Issue(const std::shared_ptr<HttpConnection>& conn, TimePoint intended) {
+  void Issue(const std::shared_ptr<Connection>& conn, TimePoint intended) {
     const PreparedRequest& req = requests->At(next_request++);
     ++counters.sent;
     ++counters.in_flight;
     conn->Send(&req.bytes, [this, conn, intended](int status) { OnDone(conn, intended, status); });
   }
 
-  void OnDone(const std::shared_ptr<HttpConnection>& conn, TimePoint intended, int status) {
+  void OnDone(const std::shared_ptr<Connection>& conn, TimePoint intended, int status) {
     const TimePoint now = Steady::now();
     --counters.in_flight;
     ++counters.finished;
@@ -79,7 +81,7 @@ struct LoadGenerator::Impl {
   // Open loop: hands due requests to idle or new connections.
   void Dispatch() {
     while (!due.empty()) {
-      std::shared_ptr<HttpConnection> conn;
+      std::shared_ptr<Connection> conn;
       if (!idle.empty()) {
         conn = std::move(idle.back());
         idle.pop_back();
@@ -95,8 +97,12 @@ struct LoadGenerator::Impl {
     counters.queued = due.size();
   }
 
-  std::shared_ptr<HttpConnection> NewConnection() {
-    connections.push_back(std::make_shared<HttpConnection>(ioc, endpoints, plan.timeout));
+  std::shared_ptr<Connection> NewConnection() {
+    if (grpc) {
+      connections.push_back(std::make_shared<GrpcConnection>(grpc.get(), plan.timeout));
+    } else {
+      connections.push_back(std::make_shared<HttpConnection>(ioc, endpoints, plan.timeout));
+    }
     return connections.back();
   }
 
@@ -146,6 +152,9 @@ StatusOr<std::unique_ptr<LoadGenerator>> LoadGenerator::Create(const ParsedUrl& 
   auto impl = std::make_unique<Impl>();
   impl->requests = requests;
   impl->plan = plan;
+  if (plan.protocol == Protocol::kGrpc) {
+    impl->grpc = std::make_unique<GrpcClient>(impl->ioc, url.host + ":" + url.port);
+  }
   boost::system::error_code ec;
   asio::ip::tcp::resolver resolver(impl->ioc);
   impl->endpoints = resolver.resolve(url.host, url.port, ec);

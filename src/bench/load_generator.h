@@ -1,4 +1,4 @@
-// LoadGenerator: drives one load step against an HTTP server from the
+// LoadGenerator: drives one load step against an HTTP or gRPC server from the
 // calling thread, closed or open loop, and records a Sample per response.
 //
 // Closed loop: `concurrency` connections, each sending its next request as
@@ -9,7 +9,9 @@
 // for a connection is counted (no coordinated omission).
 //
 // The generator does all its work on one io_context run by the caller inside
-// RunUntil(): one thread, so that it takes little CPU from the server.
+// RunUntil(): one thread, so that it takes little CPU from the server (gRPC
+// adds the thread that waits on its completion queue, and gRPC's own few).
+// For gRPC a "connection" is a call slot; all share one channel.
 //
 // Thread-safety: none; one thread calls everything.
 // Ownership: borrows `requests`, which must outlive the generator.
@@ -35,6 +37,7 @@ struct LoadPlan {
   Arrivals arrivals = Arrivals::kConstant;
   std::uint64_t seed = 1;
   int max_connections = 64;
+  Protocol protocol = Protocol::kHttp;
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
 };
 

@@ -91,6 +91,7 @@ std::string ToJson(const BenchReport& r) {
   const BenchOptions& o = r.options;
   std::string j = "{\n";
   j += "  \"url\": " + JsonString(o.url) + ",\n";
+  j += "  \"protocol\": " + JsonString(std::string(ProtocolName(o.protocol))) + ",\n";
   j += "  \"target\": " + JsonString(r.target) + ",\n";
   j += "  \"model\": " + JsonString(o.model) + ",\n";
   j += "  \"version\": " + JsonString(o.version) + ",\n";

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "bench/grpc_request.h"
+
 namespace inferd::bench {
 namespace fs = std::filesystem;
 
@@ -40,6 +42,7 @@ StatusOr<std::vector<fs::path>> ListInputs(const std::string& input) {
 }  // namespace
 
 std::string TargetPath(const BenchOptions& o, const std::string& path_prefix) {
+  if (o.protocol == Protocol::kGrpc) return kModelInferMethod;
   if (o.form == RequestForm::kRaw) {
     std::string path = path_prefix + "/predictions/" + o.model;
     if (!o.version.empty()) path += "/" + o.version;
@@ -93,6 +96,10 @@ StatusOr<std::size_t> JsonHeaderLength(std::string_view body) {
 
 StatusOr<PreparedRequest> RequestSet::Prepare(const BenchOptions& o, const ParsedUrl& url,
                                               const std::string& source, std::string body) {
+  if (o.protocol == Protocol::kGrpc) {
+    ASSIGN_OR_RETURN(std::string message, PrepareGrpcRequest(o, source, body));
+    return PreparedRequest{source, std::move(message)};
+  }
   std::string content_type;
   std::string extra;
   switch (o.form) {

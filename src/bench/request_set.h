@@ -1,4 +1,5 @@
-// RequestSet: the HTTP requests a bench run sends, serialized once up front.
+// RequestSet: the requests a bench run sends, serialized once up front (for
+// --protocol grpc, ModelInferRequest messages: see grpc_request.h).
 //
 // Each input file becomes one complete HTTP/1.1 request (request line,
 // headers, body) so that sending it costs one write and no formatting: the
@@ -21,7 +22,7 @@ namespace inferd::bench {
 
 struct PreparedRequest {
   std::string source;  // the file it was built from
-  std::string bytes;   // the whole request as sent on the wire
+  std::string bytes;   // the whole request as sent on the wire (gRPC: the serialized message)
 };
 
 class RequestSet {
@@ -51,7 +52,8 @@ class RequestSet {
   std::string target_;
 };
 
-// The request path for the form: /predictions/m[/v] or /v2/models/m[/versions/v]/infer.
+// The request path for the form: /predictions/m[/v] or /v2/models/m[/versions/v]/infer
+// (gRPC: the method, /inference.GRPCInferenceService/ModelInfer).
 std::string TargetPath(const BenchOptions& options, const std::string& path_prefix);
 
 // Content-Type from a file name's extension (.jpg, .png, .json, ...);

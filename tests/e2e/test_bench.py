@@ -24,11 +24,11 @@ def bench_server(server_factory, main_store):
     stop_and_check(s)
 
 
-def run_bench(inferd_bin, port, tmp_path, model, body_name, body, *args):
+def run_bench(inferd_bin, port, tmp_path, model, body_name, body, *args, url=None):
     body_path = tmp_path / body_name
     body_path.write_bytes(body)
     out = tmp_path / f"{model}-{body_name}"
-    cmd = [inferd_bin, "bench", "--url", f"http://127.0.0.1:{port}", "--model", model,
+    cmd = [inferd_bin, "bench", "--url", url or f"http://127.0.0.1:{port}", "--model", model,
            "--input", str(body_path), "--json", f"{out}.json", "--csv", f"{out}.csv",
            "--plot", f"{out}.svg", *SHORT, *args]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -119,3 +119,31 @@ def test_open_loop_v2_binary(inferd_bin, bench_server, tmp_path):
         assert s["requests"] > 0 and s["failures"] == 0, s
     after, _ = served(bench_server, "identity_fp32")
     assert after - before == sum(s["sent_total"] for s in report["steps"])
+
+
+def test_grpc_protocol(inferd_bin, bench_server, tmp_path):
+    """--protocol grpc: the v2 binary body's tensors as raw_input_contents; the
+    server counts every call under protocol="grpc"; errors are failures."""
+    def grpc_calls(code):
+        samples = parse_metrics(get(bench_server.metrics, "/metrics").body.decode())
+        return metric_sum_model(samples, "inferd_requests_total", "identity_fp32",
+                                protocol="grpc", code=code)
+
+    ok0, bad0 = grpc_calls("OK"), grpc_calls("INVALID_ARGUMENT")
+    body, _ = binary_request([("input", torch.ones(1, 16, dtype=torch.float32))])
+    url = f"grpc://127.0.0.1:{bench_server.grpc}"
+    report, stdout, _ = run_bench(inferd_bin, None, tmp_path, "identity_fp32", "req.bin", body,
+                                  "--protocol", "grpc", "--form", "v2binary",
+                                  "--concurrency", "1,4", url=url)
+    assert "gRPC" in stdout and "ModelInfer" in stdout, stdout
+    for s in report["steps"]:
+        assert s["requests"] > 0 and s["failures"] == 0, s
+    assert grpc_calls("OK") - ok0 == sum(s["sent_total"] for s in report["steps"])
+    # A datatype the model does not take: every call INVALID_ARGUMENT, reported as 400.
+    bad, _ = binary_request([("input", torch.ones(1, 16, dtype=torch.float64))])
+    report, _, _ = run_bench(inferd_bin, None, tmp_path, "identity_fp32", "bad.bin", bad,
+                             "--protocol", "grpc", "--form", "v2binary", "--concurrency", "1",
+                             url=url)
+    (s,) = report["steps"]
+    assert s["successes"] == 0 and s["failures_by_status"] == {"400": s["requests"]}, s
+    assert grpc_calls("INVALID_ARGUMENT") - bad0 == s["sent_total"]
