@@ -16,12 +16,15 @@ reads TEST_MODELS to check its stamp first).
   unfreezable    x FP32 [-1] -> x + 1, from a module torch.jit.freeze rejects
                  (it reassigns an interface attribute in forward)
   tiny_cnn       image FP32 [1,8,8] -> logits FP32 [10] (a seeded conv net)
+  layout_probe   image FP32 [3,4,4] -> FP32 [8]: the first 8 elements of the
+                 input's memory (as_strided), so its answer depends on the
+                 memory format: the channels_last variant must be refused
 """
 
 import os
 
 TEST_MODELS = ["identity_fp32", "two_io", "dict_out", "all_dtypes", "thrower", "slow",
-               "unfreezable", "tiny_cnn"]
+               "unfreezable", "tiny_cnn", "layout_probe"]
 
 DTYPES = ["BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP16", "BF16", "FP32", "FP64"]
 
@@ -108,6 +111,10 @@ def modules():
             self.step = self.default_step
             return self.step.forward(x)
 
+    class LayoutProbe(nn.Module):
+        def forward(self, image: Tensor) -> Tensor:
+            return torch.as_strided(image, (image.size(0), 8), (image[0].numel(), 1)) * 1.0
+
     def tiny_cnn():
         net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 10))
         return torch.jit.trace(net.eval(), torch.rand(1, 1, 8, 8))
@@ -133,6 +140,8 @@ def modules():
          [("x", "FP32", [-1])], [("y", "FP32", [-1])]),
         ("tiny_cnn", tiny_cnn(), 8,
          [("image", "FP32", [1, 8, 8])], [("logits", "FP32", [10])]),
+        ("layout_probe", torch.jit.script(LayoutProbe()), 8,
+         [("image", "FP32", [3, 4, 4])], [("first", "FP32", [8])]),
     ]
 
 

@@ -229,6 +229,6 @@ int main(int argc, char** argv) {
   app.add_option("--image", o.image, "decode + preprocess this image on every call");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("ceiling"));
-  spdlog::set_level(spdlog::level::warn);
+  spdlog::set_level(spdlog::level::info);
   return Run(o);
 }

@@ -17,6 +17,9 @@
 //    message a user can act on (kInternal for a model that throws).
 //  - InitExecutorThread is called once on each executor thread before its first
 //    Execute, with the cores that thread's intra-op pool must use.
+//  - execution_report says how the backend chose to run the model (a variant
+//    such as an optimisation pass, verified and timed at load) and why; it is
+//    fixed once Load returns.
 #pragma once
 
 #include <memory>
@@ -29,10 +32,26 @@
 
 namespace inferd::backend {
 
+// One candidate way of running a model, as tried at load.
+struct ExecutionVariantTrial {
+  std::string name;
+  bool tried = false;             // false: not applicable (see note)
+  bool accepted = false;          // outputs matched the reference within tolerance
+  double max_relative_error = 0;  // max |out - ref| / max |ref|, over the checked outputs
+  double ms_per_item = 0;         // timed cost per item; 0 when not timed
+  std::string note;               // why refused, not tried, or chosen
+};
+
+struct ExecutionReport {
+  std::string chosen;  // the variant Execute runs; empty when the backend has no choice
+  std::vector<ExecutionVariantTrial> trials;
+};
+
 class Model {
  public:
   virtual ~Model() = default;
   virtual StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) = 0;
+  virtual ExecutionReport execution_report() const { return {}; }
 };
 
 struct LoadOptions {

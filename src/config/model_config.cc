@@ -224,7 +224,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     if (r.Has("dynamic_batching")) {
       YAML::Node db = r.Get("dynamic_batching");
       RETURN_IF_ERROR(r.Expect(db.IsMap(), "dynamic_batching",
-                               "a mapping {max_queue_delay_us, preferred_batch_sizes}"));
+                               "a mapping {max_queue_delay_us, preferred_batch_sizes, calibrate}"));
       Reader d(db, file, "dynamic_batching");
       RETURN_IF_ERROR(d.ReadInt("max_queue_delay_us", &c.dynamic_batching.max_queue_delay_us, 0));
       RETURN_IF_ERROR(d.Read("preferred_batch_sizes", &c.dynamic_batching.preferred_batch_sizes,
@@ -234,6 +234,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
                                  "sizes between 1 and max_batch_size (" +
                                      std::to_string(c.max_batch_size) + ")"));
       }
+      RETURN_IF_ERROR(d.Read("calibrate", &c.dynamic_batching.calibrate, "true or false"));
       RETURN_IF_ERROR(d.CheckUnknown());
     }
     RETURN_IF_ERROR(r.ReadInt("max_queue_size", &c.max_queue_size, 1));
@@ -242,6 +243,12 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     RETURN_IF_ERROR(r.Read("precision", &c.precision, "fp32 or bf16"));
     RETURN_IF_ERROR(
         r.Expect(c.precision == "fp32" || c.precision == "bf16", "precision", "fp32 or bf16"));
+    RETURN_IF_ERROR(r.Read("variants", &c.variants,
+                           "auto, frozen, channels_last or optimize_for_inference"));
+    RETURN_IF_ERROR(r.Expect(c.variants == "auto" || c.variants == "frozen" ||
+                                 c.variants == "channels_last" ||
+                                 c.variants == "optimize_for_inference",
+                             "variants", "auto, frozen, channels_last or optimize_for_inference"));
     RETURN_IF_ERROR(r.Expect(r.Has("inputs"), "inputs", "a list of {name, datatype, shape}"));
     RETURN_IF_ERROR(ParseTensorSpecs(r.Get("inputs"), file, "inputs", &c.inputs));
     RETURN_IF_ERROR(r.Expect(!c.inputs.empty(), "inputs", "at least one input"));

@@ -25,6 +25,10 @@ struct TensorSpec {
 struct DynamicBatchingConfig {
   int64_t max_queue_delay_us = 0;          // how long a batch may wait for more requests
   std::vector<int> preferred_batch_sizes;  // sizes worth waiting for
+  // Measure each batch size at load and form only those whose cost per item
+  // falls (scheduler/batch_calibration.h). false: max_batch_size and
+  // preferred_batch_sizes are used as written.
+  bool calibrate = true;
 };
 
 struct InstancesConfig {
@@ -72,6 +76,10 @@ struct ModelConfig {
   int64_t request_timeout_ms = 5000;  // a request still queued past this answers 504
   InstancesConfig instances;
   std::string precision = "fp32";     // fp32 | bf16
+  // How the backend may run the model: auto (verify and time its variants,
+  // serve the fastest correct one), or one variant by name: frozen |
+  // channels_last | optimize_for_inference (still verified).
+  std::string variants = "auto";
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;    // empty: named output0, output1, ... from the model
   PreprocessConfig preprocess;

@@ -78,6 +78,22 @@ StatusOr<at::Tensor> ToTorch(const Tensor& tensor, const std::string& what) {
   }
 }
 
+std::vector<at::Tensor> FlattenTensors(const c10::IValue& v) {
+  std::vector<at::Tensor> out;
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) if (e.isTensor()) out.push_back(e.toTensor());
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) if (e.isTensor()) out.push_back(e.toTensor());
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict()) {
+      if (e.value().isTensor()) out.push_back(e.value().toTensor());
+    }
+  }
+  return out;
+}
+
 StatusOr<Tensor> FromTorch(const at::Tensor& tensor, const std::string& what) {
   try {
     std::optional<DataType> dtype = FromTorchDtype(tensor.scalar_type());

@@ -14,8 +14,10 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
 
 #include "common/status.h"
 #include "common/tensor.h"
@@ -28,5 +30,8 @@ std::optional<DataType> FromTorchDtype(at::ScalarType dtype);
 // `what` names the tensor in error messages ("input 'x'").
 StatusOr<at::Tensor> ToTorch(const Tensor& tensor, const std::string& what);
 StatusOr<Tensor> FromTorch(const at::Tensor& tensor, const std::string& what);
+
+// Every tensor of a forward() result (a tensor, tuple, list or dict), in order.
+std::vector<at::Tensor> FlattenTensors(const c10::IValue& value);
 
 }  // namespace inferd::backend

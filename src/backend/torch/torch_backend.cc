@@ -15,7 +15,7 @@ StatusOr<std::unique_ptr<TorchBackend>> TorchBackend::Create(const Options& opti
 
 StatusOr<std::shared_ptr<Model>> TorchBackend::Load(const LoadOptions& options) {
   TorchModel::Options model_options;
-  model_options.optimize_for_inference = options_.optimize_for_inference;
+  model_options.choose_variant = options_.choose_variant;
   model_options.warm_up = options_.warm_up;
   ASSIGN_OR_RETURN(std::shared_ptr<TorchModel> model, TorchModel::Load(options, model_options));
   return std::shared_ptr<Model>(std::move(model));

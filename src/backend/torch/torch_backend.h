@@ -6,7 +6,8 @@
 //
 // Load: torch::jit::load, eval(), then torch::jit::freeze (on failure, e.g. a
 // module that keeps Python-only attributes, the unfrozen module is used and a
-// warning is logged). `precision: bf16` runs forward() under CPU autocast to
+// warning is logged), then the execution variant is chosen (verified and
+// timed, execution_variants.h). `precision: bf16` runs forward() under CPU autocast to
 // bf16 (see torch_model.h). Load never throws: a missing or unreadable file comes back
 // as kInvalidArgument naming the path.
 //
@@ -27,12 +28,12 @@ namespace inferd::backend {
 class TorchBackend : public Backend {
  public:
   struct Options {
-    // torch::jit::optimize_for_inference after freezing (oneDNN layouts,
-    // prepacked weights). Off by default: in libtorch 1.13 here it made
-    // ResNet-18 about 1.3x faster but made MobileNetV3-small return wrong
-    // logits (max |diff| 38 against the frozen module) while logging a
-    // resize warning on every call.
-    bool optimize_for_inference = false;
+    // Verify and time the model's execution variants at load (frozen,
+    // channels-last input, optimize_for_inference; execution_variants.h) as
+    // its config's `variants:` asks, and serve the fastest correct one.
+    // optimize_for_inference alone is no safe switch: on libtorch 1.13 it made
+    // ResNet-18 faster and MobileNetV3-small wrong (issue 13).
+    bool choose_variant = true;
     // Runs forward twice on zero inputs of batch 1 at load (-1 dims become 1), so that the first request does not pay the graph
     // executor's profiling and optimisation passes. A forward that throws on
     // zeros only logs; outputs that contradict the config fail the load.

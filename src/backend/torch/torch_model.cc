@@ -8,7 +8,9 @@
 #include <ATen/autocast_mode.h>
 #include <spdlog/spdlog.h>
 
+#include "backend/torch/execution_variants.h"
 #include "backend/torch/tensor_conversion.h"
+#include "memory/allocator.h"
 
 namespace inferd::backend {
 namespace {
@@ -53,23 +55,6 @@ class ScopedBf16Autocast {
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
-// Every tensor of a forward() result (a tensor, tuple, list or dict), in order.
-std::vector<at::Tensor> FlattenTensors(const c10::IValue& v) {
-  std::vector<at::Tensor> out;
-  if (v.isTensor()) {
-    out.push_back(v.toTensor());
-  } else if (v.isTuple()) {
-    for (const auto& e : v.toTupleRef().elements()) if (e.isTensor()) out.push_back(e.toTensor());
-  } else if (v.isList()) {
-    for (const auto& e : v.toListRef()) if (e.isTensor()) out.push_back(e.toTensor());
-  } else if (v.isGenericDict()) {
-    for (const auto& e : v.toGenericDict()) {
-      if (e.value().isTensor()) out.push_back(e.value().toTensor());
-    }
-  }
-  return out;
-}
-
 bool IsFloating(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
@@ -99,11 +84,14 @@ Status CheckInputCount(::torch::jit::Module& module, const config::ModelConfig& 
 
 }  // namespace
 
-TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen)
+TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
+                       bool channels_last, ExecutionReport report)
     : module_(std::move(module)),
       config_(std::move(config)),
       bf16_(config_.precision == "bf16"),
-      frozen_(frozen) {}
+      frozen_(frozen),
+      channels_last_(channels_last),
+      report_(std::move(report)) {}
 
 StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                                                        const Options& options) {
@@ -138,6 +126,7 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     return InvalidArgument("model " + Quoted(name) + ": cannot prepare " + Quoted(path) + ": " +
                            Message(e));
   }
+  ::torch::jit::Module eval = module;
   try {
     module = ::torch::jit::freeze(module);
     frozen = true;
@@ -145,22 +134,29 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     spdlog::warn("model '{}': torch::jit::freeze failed, serving the unfrozen module: {}", name,
                  Message(e));
   }
-  if (frozen && options.optimize_for_inference) {
-    try {
-      module = ::torch::jit::optimize_for_inference(module);
-    } catch (const std::exception& e) {
-      spdlog::warn("model '{}': optimize_for_inference failed, skipped: {}", name, Message(e));
-    }
+  ExecutionReport report;
+  bool channels_last = false;
+  if (frozen && options.choose_variant) {
+    ChosenVariant chosen = ChooseVariant(eval, module, load.config, load.config.variants);
+    module = chosen.module;
+    channels_last = chosen.channels_last;
+    report = std::move(chosen.report);
   }
-  auto model = std::shared_ptr<TorchModel>(new TorchModel(std::move(module), load.config, frozen));
+  eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more
+  auto model = std::shared_ptr<TorchModel>(
+      new TorchModel(std::move(module), load.config, frozen, channels_last, std::move(report)));
   if (options.warm_up) {
     Status status = model->WarmUp();
     if (!status.ok()) return status;
   }
+  // Loading held the file's, the unfrozen and the candidates' copies of the
+  // weights; the allocator keeps freed memory for reuse: give it back now.
+  memory::ReleaseFreeMemory();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start).count();
-  spdlog::info("model '{}': loaded {} in {} ms ({}, {})", name, path, ms,
-               frozen ? "frozen" : "not frozen", load.config.precision);
+  spdlog::info("model '{}': loaded {} in {} ms ({}, {}, variant {})", name, path, ms,
+               frozen ? "frozen" : "not frozen", load.config.precision,
+               model->report_.chosen.empty() ? "none" : model->report_.chosen);
   return model;
 }
 
@@ -240,6 +236,9 @@ StatusOr<std::vector<c10::IValue>> TorchModel::ToArguments(
   args.reserve(inputs.size());
   auto add = [&](const NamedTensor& input) -> Status {
     ASSIGN_OR_RETURN(at::Tensor t, ToTorch(input.tensor, "input " + Quoted(input.name)));
+    if (channels_last_ && t.dim() == 4 && at::isFloatingType(t.scalar_type())) {
+      t = t.contiguous(at::MemoryFormat::ChannelsLast);
+    }
     args.emplace_back(std::move(t));
     return Status::Ok();
   };

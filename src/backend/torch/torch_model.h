@@ -35,7 +35,9 @@ namespace inferd::backend {
 class TorchModel : public Model {
  public:
   struct Options {
-    bool optimize_for_inference = false;
+    // Verify and time the execution variants (execution_variants.h) as the
+    // config's `variants:` asks; false: serve the frozen module untried.
+    bool choose_variant = true;
     bool warm_up = true;
   };
 
@@ -44,10 +46,13 @@ class TorchModel : public Model {
 
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
 
+  ExecutionReport execution_report() const override { return report_; }
+
   bool frozen() const { return frozen_; }
 
  private:
-  TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen);
+  TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
+             bool channels_last, ExecutionReport report);
 
   StatusOr<std::vector<c10::IValue>> ToArguments(const std::vector<NamedTensor>& inputs) const;
   StatusOr<std::vector<NamedTensor>> FromResult(const c10::IValue& result) const;
@@ -66,6 +71,8 @@ class TorchModel : public Model {
   const config::ModelConfig config_;
   const bool bf16_;
   const bool frozen_;
+  const bool channels_last_;  // 4-D floating inputs go in as channels-last
+  const ExecutionReport report_;
 };
 
 }  // namespace inferd::backend

@@ -66,6 +66,17 @@ TEST(ModelConfigTest, DefaultsAreApplied) {
   EXPECT_EQ(c->inputs[0].dtype, DataType::kInt64);
   EXPECT_EQ(c->inputs[0].dims, (Shape{-1}));
   EXPECT_TRUE(c->outputs.empty());
+  EXPECT_TRUE(c->dynamic_batching.calibrate);
+  EXPECT_EQ(c->variants, "auto");
+}
+
+TEST(ModelConfigTest, CalibrationAndVariantsCanBePinned) {
+  auto c = Parse(
+      "inputs: [{name: x, datatype: FP32, shape: [2]}]\nmax_batch_size: 8\n"
+      "dynamic_batching: {calibrate: false, preferred_batch_sizes: [4]}\nvariants: frozen\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->dynamic_batching.calibrate);
+  EXPECT_EQ(c->variants, "frozen");
 }
 
 void ExpectError(const std::string& yaml, const std::string& fragment) {
@@ -92,6 +103,8 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   ExpectError(in + "precision: int4", "precision: expected fp32 or bf16");
   ExpectError(in + "max_batch_size: 4\ndynamic_batching: {preferred_batch_sizes: [8]}",
               "preferred_batch_sizes: expected sizes between 1 and max_batch_size (4)");
+  ExpectError(in + "dynamic_batching: {calibrate: sometimes}", "calibrate: expected true or false");
+  ExpectError(in + "variants: fastest", "variants: expected auto, frozen, channels_last or");
   ExpectError(in + "preprocess: {kind: audio}", "preprocess.kind: expected image or text");
   ExpectError(in + "postprocess: {kind: topk, k: 0}", "postprocess.k");
   ExpectError("inputs: [{name: x, datatype: FP32, shape: [2]}, {name: x, datatype: FP32, shape: [2]}]",
