@@ -39,5 +39,11 @@ image: build
 image-test: image models
 	OUT=$(BUILD)/image STORE=$(STORE) deploy/image/chroot_test.sh
 
+.PHONY: thread-safety
+# Clang's thread-safety analysis (-Wthread-safety -Werror) over src/, using
+# the compile commands of $(BUILD); syntax only, no second build.
+thread-safety: build
+	$(PYTHON) tools/check_thread_safety.py --build $(BUILD)
+
 clean:
 	rm -rf $(BUILD)

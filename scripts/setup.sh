@@ -16,6 +16,7 @@ packages=(
   wrk
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3-grpcio python3-grpc-tools
   python3-yaml
+  clang-14  # make thread-safety: clang's -Wthread-safety over src/ (CI)
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).
 if [ "${1:-}" = image ]; then packages+=(mmdebstrap buildah); fi

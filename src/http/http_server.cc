@@ -7,10 +7,10 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <future>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "http/connection.h"
 #include "http/inference_routes.h"
 #include "http/management_routes.h"
@@ -100,7 +100,7 @@ class HttpServer::Impl {
     acceptor_.close(ignored);
     for (auto& c : LiveConnections()) c->Abort();
     {
-      std::lock_guard<std::mutex> lock(connections_mu_);
+      MutexLock lock(&connections_mu_);
       connections_.clear();
     }
     io_->restart();
@@ -127,7 +127,7 @@ class HttpServer::Impl {
 
   std::vector<std::shared_ptr<Connection>> LiveConnections() {
     std::vector<std::shared_ptr<Connection>> live;
-    std::lock_guard<std::mutex> lock(connections_mu_);
+    MutexLock lock(&connections_mu_);
     for (auto& weak : connections_) {
       if (auto c = weak.lock()) live.push_back(std::move(c));
     }
@@ -174,7 +174,7 @@ class HttpServer::Impl {
   }
 
   void Track(const std::shared_ptr<Connection>& connection) {
-    std::lock_guard<std::mutex> lock(connections_mu_);
+    MutexLock lock(&connections_mu_);
     if (connections_.size() >= 2 * live_after_prune_ + 64) {
       std::erase_if(connections_, [](const auto& w) { return w.expired(); });
       live_after_prune_ = connections_.size();
@@ -192,9 +192,9 @@ class HttpServer::Impl {
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   bool stopped_ = false;
-  std::mutex connections_mu_;
-  std::vector<std::weak_ptr<Connection>> connections_;  // guarded by connections_mu_
-  size_t live_after_prune_ = 0;                         // guarded by connections_mu_
+  Mutex connections_mu_;
+  std::vector<std::weak_ptr<Connection>> connections_ GUARDED_BY(connections_mu_);
+  size_t live_after_prune_ GUARDED_BY(connections_mu_) = 0;
 };
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const Options& options,
