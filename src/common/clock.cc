@@ -15,4 +15,12 @@ Clock* Clock::Real() {
   return &clock;
 }
 
+TimePoint DeadlineAfter(TimePoint from, std::chrono::microseconds after) {
+  if (after.count() <= 0) return from;
+  // Room left before TimePoint::max(), in whole microseconds.
+  const auto room = std::chrono::duration_cast<std::chrono::microseconds>(TimePoint::max() - from);
+  if (after >= room) return TimePoint::max();
+  return from + std::chrono::duration_cast<Duration>(after);
+}
+
 }  // namespace inferd

@@ -17,4 +17,9 @@ class Clock {
   static Clock* Real();
 };
 
+// `from + after`, saturating at TimePoint::max(): a client's timeout of 2^63
+// microseconds must mean "no deadline", not wrap round into the past (signed
+// overflow). A negative `after` gives `from`.
+TimePoint DeadlineAfter(TimePoint from, std::chrono::microseconds after);
+
 }  // namespace inferd

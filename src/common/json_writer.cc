@@ -9,9 +9,9 @@ namespace {
 template <typename T>
 void AppendFloating(std::string& out, T value) {
   if (std::isnan(value)) {
-    out += "NaN";
+    out += "\"NaN\"";
   } else if (std::isinf(value)) {
-    out += value > 0 ? "Infinity" : "-Infinity";
+    out += value > 0 ? "\"Infinity\"" : "\"-Infinity\"";
   } else {
     char buf[32];
     auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
@@ -19,13 +19,36 @@ void AppendFloating(std::string& out, T value) {
   }
 }
 
+// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629:
+// no overlong forms, no surrogates, nothing past U+10FFFF); 0 if it is not one.
+size_t Utf8SequenceLength(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && b(1) > 0x9F) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && b(1) > 0x8F) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view value) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  for (char c : value) {
-    unsigned char u = static_cast<unsigned char>(c);
+  for (size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    const unsigned char u = static_cast<unsigned char>(c);
     switch (c) {
       case '"':
         out += "\\\"";
@@ -53,8 +76,19 @@ void AppendJsonString(std::string& out, std::string_view value) {
           out += "\\u00";
           out += kHex[u >> 4];
           out += kHex[u & 0xf];
-        } else {
+        } else if (u < 0x80) {
           out += c;
+        } else {
+          // JSON text is UTF-8: a valid sequence is copied, any other byte
+          // becomes U+FFFD, so that text taken from a client (a path, a
+          // model name) can never make the answer unparseable.
+          const size_t n = Utf8SequenceLength(value.substr(i));
+          if (n == 0) {
+            out += "\xEF\xBF\xBD";
+          } else {
+            out.append(value.data() + i, n);
+            i += n - 1;
+          }
         }
     }
   }

@@ -4,7 +4,10 @@
 // Numbers are written exactly: integers in full, floats and doubles as the
 // shortest text that reads back to the same value (std::to_chars), so an FP32
 // output survives a JSON roundtrip bit for bit. NaN and infinities, which JSON
-// lacks, are written as NaN / Infinity / -Infinity as Python's json does.
+// numbers cannot hold, are written as the strings "NaN", "Infinity" and
+// "-Infinity": the text stays valid JSON for every parser (Python's bare NaN
+// is not JSON), loses nothing, and the v2/TorchServe decoders accept the same
+// strings for floating-point inputs, so an output can be sent back as an input.
 // Commas and colons are inserted by the writer. Not thread-safe; cheap to create.
 #pragma once
 
@@ -46,7 +49,8 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-// Appends `value` as a quoted, escaped JSON string.
+// Appends `value` as a quoted, escaped JSON string; bytes that are not
+// well-formed UTF-8 are written as U+FFFD (JSON text must be UTF-8).
 void AppendJsonString(std::string& out, std::string_view value);
 // Append numbers exactly as JsonWriter writes them.
 void AppendJsonFloat(std::string& out, float value);

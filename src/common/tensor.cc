@@ -1,7 +1,10 @@
 #include "common/tensor.h"
 
 #include <array>
+#include <stdexcept>
 #include <utility>
+
+#include "common/checked_math.h"
 
 namespace inferd {
 namespace {
@@ -53,18 +56,62 @@ std::string ShapeToString(const Shape& shape) {
   return out + "]";
 }
 
-int64_t NumElements(const Shape& shape) {
+namespace {
+
+// Product of the non-zero dims, or nullopt past kMaxTensorElements or for a
+// negative dim; `zero` tells whether a dim is 0.
+std::optional<int64_t> NonZeroProduct(const Shape& shape, bool* zero) {
   int64_t n = 1;
+  *zero = false;
   for (int64_t d : shape) {
-    if (d < 0) return -1;
-    n *= d;
+    if (d < 0) return std::nullopt;
+    if (d == 0) {
+      *zero = true;
+      continue;
+    }
+    auto p = CheckedMul(n, d);
+    if (!p || *p > kMaxTensorElements) return std::nullopt;
+    n = *p;
   }
   return n;
 }
 
+}  // namespace
+
+int64_t NumElements(const Shape& shape) {
+  bool zero = false;
+  auto n = NonZeroProduct(shape, &zero);
+  if (!n) return -1;
+  return zero ? 0 : *n;
+}
+
+Status CheckShape(const Shape& shape, std::string_view what) {
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return InvalidArgument(std::string(what) + ": shape " + ShapeToString(shape) +
+                             " has a negative dimension");
+    }
+  }
+  bool zero = false;
+  if (!NonZeroProduct(shape, &zero)) {
+    return InvalidArgument(std::string(what) + ": shape " + ShapeToString(shape) +
+                           " is too large (more than 2^40 elements" +
+                           (zero ? " in its non-zero dimensions)" : ")"));
+  }
+  return Status::Ok();
+}
+
+int64_t ByteSize(DataType dtype, const Shape& shape) {
+  const int64_t n = NumElements(shape);
+  return n < 0 ? -1 : n * static_cast<int64_t>(DataTypeSize(dtype));
+}
+
 Tensor Tensor::Allocate(DataType dtype, Shape shape) {
-  int64_t n = NumElements(shape);
-  std::vector<std::byte> bytes(static_cast<size_t>(n < 0 ? 0 : n) * DataTypeSize(dtype));
+  const int64_t n = NumElements(shape);
+  // A tensor whose bytes are fewer than its shape says would turn every
+  // later read into an overflow: an invalid shape here is a caller's bug.
+  if (n < 0) throw std::invalid_argument("Tensor::Allocate: invalid shape " + ShapeToString(shape));
+  std::vector<std::byte> bytes(static_cast<size_t>(n) * DataTypeSize(dtype));
   return FromBytes(dtype, std::move(shape), std::move(bytes));
 }
 

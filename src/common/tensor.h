@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
+
 namespace inferd {
 
 enum class DataType {
@@ -33,14 +35,28 @@ size_t DataTypeSize(DataType dtype);
 using Shape = std::vector<int64_t>;
 
 std::string ShapeToString(const Shape& shape);  // "[1,3,224,224]"
-// Product of dims; -1 if any dim is negative.
+
+// The most elements a tensor may have: 2^40, so that element counts times any
+// element size, and offsets into them, stay far from int64/size_t overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+
+// Product of dims; -1 if the shape is not valid (see CheckShape). Never overflows.
 int64_t NumElements(const Shape& shape);
+// A valid shape has no negative dim and the product of its NON-ZERO dims is at
+// most kMaxTensorElements: a 0 dim does not excuse the others, because padding
+// and batching take dims from several shapes (a [0, 2^62] and a [1, 1] pad to
+// [2, 2^62]). kInvalidArgument naming `what` ("input 'x'") otherwise.
+Status CheckShape(const Shape& shape, std::string_view what);
+// NumElements(shape) * DataTypeSize(dtype); -1 for an invalid shape.
+int64_t ByteSize(DataType dtype, const Shape& shape);
 
 class Tensor {
  public:
   Tensor() = default;
 
-  // A zero-filled tensor that owns its bytes.
+  // A zero-filled tensor that owns its bytes. `shape` must be valid
+  // (NumElements >= 0; else std::invalid_argument): callers check shapes a
+  // client sent with CheckShape.
   static Tensor Allocate(DataType dtype, Shape shape);
   // Owns `bytes` (moved in). For BYTES, `bytes` is the v2 serialized form.
   static Tensor FromBytes(DataType dtype, Shape shape, std::vector<std::byte> bytes);
