@@ -1,6 +1,7 @@
 #include "http/inference_routes.h"
 
 #include <charconv>
+#include <cstdint>
 
 #include "http/inference_call.h"
 #include "http/json_body.h"
@@ -37,7 +38,9 @@ void Predict(const RouteContext& ctx, const HttpRequest& http, const PathParams&
                                   "(milliseconds), got '" + text + "'"));
       return;
     }
-    request.deadline = http.received + std::chrono::milliseconds(ms);
+    request.deadline = DeadlineAfter(
+        http.received, ms > INT64_MAX / 1000 ? std::chrono::microseconds::max()
+                                              : std::chrono::microseconds(ms * 1000));
   }
   bool single_item = true;
   if (!config.preprocess.kind.empty()) {

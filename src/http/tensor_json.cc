@@ -90,9 +90,12 @@ class ElementSink {
       }
       case element_type::DOUBLE: {
         // 2.0 is accepted (what numpy-produced JSON often holds); 2.5 is not.
+        // hi + 1 is a power of two, exact as a double; static_cast<double>(hi)
+        // is not for INT64 (it rounds up to 2^63, and converting 2^63 back
+        // to int64_t is undefined), so the upper bound is exclusive.
         double d = e.get_double().value_unsafe();
-        if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) ||
-            d > static_cast<double>(hi)) {
+        const double upper = static_cast<double>(hi / 2 + 1) * 2.0;
+        if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) || d >= upper) {
           return IntegerMismatch<T>(e);
         }
         v = static_cast<int64_t>(d);
@@ -106,11 +109,31 @@ class ElementSink {
     return Status::Ok();
   }
 
+  // A number, or one of the strings JsonWriter writes for values JSON numbers
+  // cannot hold ("NaN", "Infinity", "-Infinity").
+  static bool GetFloating(element e, double* d) {
+    if (e.get_double().get(*d) == simdjson::SUCCESS) return true;
+    std::string_view s;
+    if (e.get_string().get(s)) return false;
+    if (s == "NaN") {
+      *d = std::numeric_limits<double>::quiet_NaN();
+    } else if (s == "Infinity") {
+      *d = std::numeric_limits<double>::infinity();
+    } else if (s == "-Infinity") {
+      *d = -std::numeric_limits<double>::infinity();
+    } else {
+      return false;
+    }
+    return true;
+  }
+
   Status Convert(element e) {
+    static constexpr std::string_view kNumber =
+        "a number (or \"NaN\", \"Infinity\", \"-Infinity\")";
     switch (dtype_) {
       case DataType::kFp32: {
         double d;
-        if (e.get_double().get(d)) return Mismatch(e, "a number");
+        if (!GetFloating(e, &d)) return Mismatch(e, kNumber);
         Put(static_cast<float>(d));
         return Status::Ok();
       }
@@ -118,7 +141,7 @@ class ElementSink {
       case DataType::kFp16:
       case DataType::kBf16: {
         double d;
-        if (e.get_double().get(d)) return Mismatch(e, "a number");
+        if (!GetFloating(e, &d)) return Mismatch(e, kNumber);
         if (dtype_ == DataType::kFp64)
           Put(d);
         else if (dtype_ == DataType::kFp16)

@@ -36,6 +36,7 @@ Status WriteTensorJson(JsonWriter& writer, const Tensor& tensor, bool nested);
 
 // The BYTES serialized form (4-byte little-endian length + bytes each).
 using serving::AppendBytesElement;
+using serving::CheckBytesElements;
 using serving::SplitBytesElements;
 
 // "a string", "a number", ... for messages.

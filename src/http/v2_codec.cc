@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include "http/json_body.h"
@@ -50,18 +51,21 @@ StatusOr<Shape> ParseShape(element e, const std::string& what) {
     }
     shape.push_back(v);
   }
-  // Keeps element counts and byte sizes far from int64 overflow.
-  constexpr int64_t kMaxElements = int64_t{1} << 40;
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && n > kMaxElements / d) {
-      return InvalidArgument(what + ": shape " + ShapeToString(shape) +
-                             " has more than 2^40 "
-                             "elements");
-    }
-    n *= d;
-  }
+  RETURN_IF_ERROR(CheckShape(shape, what));
   return shape;
+}
+
+// An optional integer parameter in [0, max]; kInvalidArgument naming it otherwise.
+Status ReadUintParam(object params, std::string_view key, uint64_t max, uint64_t* out) {
+  element e;
+  if (params[key].get(e)) return Status::Ok();  // absent
+  uint64_t v = 0;
+  if (e.get_uint64().get(v) || v > max) {
+    return InvalidArgument("parameters." + std::string(key) + ": expected an integer from 0 to " +
+                           std::to_string(max) + ", got " + simdjson::minify(e));
+  }
+  *out = v;
+  return Status::Ok();
 }
 
 bool GetBoolParam(object obj, std::string_view key) {
@@ -142,12 +146,11 @@ StatusOr<Tensor> BinaryTensor(const InputHead& head, const std::shared_ptr<std::
                               size_t offset) {
   const char* data = body->data() + offset;
   size_t size = *head.binary_size;
-  int64_t n = NumElements(head.shape);
+  int64_t n = NumElements(head.shape);  // >= 0: ParseShape checked the shape
   if (head.dtype == DataType::kBytes) {
-    RETURN_IF_ERROR(
-        SplitBytesElements(reinterpret_cast<const std::byte*>(data), size, n, head.what).status());
+    RETURN_IF_ERROR(CheckBytesElements(reinterpret_cast<const std::byte*>(data), size, n, head.what));
   } else {
-    size_t want = static_cast<size_t>(n) * DataTypeSize(head.dtype);
+    size_t want = static_cast<size_t>(ByteSize(head.dtype, head.shape));
     if (want != size) {
       return InvalidArgument(head.what + ": binary_data_size is " + std::to_string(size) +
                              " bytes but shape " + ShapeToString(head.shape) + " of " +
@@ -186,9 +189,15 @@ StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>&
   req.binary_data_output = GetBoolParam(obj, "binary_data_output");
   object params;
   if (!obj["parameters"].get(params)) {
-    int64_t v;
-    if (!params["priority"].get(v)) req.priority = static_cast<int>(v);
-    if (!params["timeout"].get(v) && v > 0) req.timeout_us = v;
+    // Unsigned in Triton: a negative or out-of-range value is the client's error.
+    uint64_t priority = 0, timeout = 0;
+    RETURN_IF_ERROR(ReadUintParam(params, "priority",
+                                  static_cast<uint64_t>(scheduler::kMaxPriority), &priority));
+    RETURN_IF_ERROR(ReadUintParam(params, "timeout",
+                                  static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+                                  &timeout));
+    req.priority = static_cast<int>(priority);
+    req.timeout_us = static_cast<int64_t>(timeout);
   }
 
   simdjson::dom::array inputs;
@@ -205,6 +214,8 @@ StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>&
   }
 
   // Binary inputs take consecutive slices of the bytes after the JSON header.
+  // Each size is checked against what is left, so the sum cannot wrap round.
+  const size_t available = body->size() - json_size;
   size_t binary_total = 0;
   for (const auto& head : heads) {
     if (!head.binary_size) continue;
@@ -213,9 +224,14 @@ StatusOr<V2InferRequest> ParseV2InferRequest(const std::shared_ptr<std::string>&
                              ": parameters.binary_data_size is set but the request "
                              "has no Inference-Header-Content-Length header");
     }
+    if (*head.binary_size > available - binary_total) {
+      return InvalidArgument(head.what + ": binary_data_size " +
+                             std::to_string(*head.binary_size) + " is more than the " +
+                             std::to_string(available - binary_total) +
+                             " bytes left after the JSON header and the inputs before it");
+    }
     binary_total += *head.binary_size;
   }
-  size_t available = body->size() - json_size;
   if (header_length && binary_total != available) {
     return InvalidArgument("binary tensor data: the inputs' binary_data_size add up to " +
                            std::to_string(binary_total) + " bytes but " +

@@ -25,6 +25,9 @@ struct RawInput {
   std::string bytes;
 };
 
+// The largest priority level a request may ask for.
+inline constexpr int kMaxPriority = 1000000;
+
 struct InferenceRequest {
   std::string id;
   // Either tensors (in any order, matched to the config by name; each with the
@@ -36,7 +39,8 @@ struct InferenceRequest {
   // scheduler sets it from the model's request_timeout_ms.
   TimePoint deadline = TimePoint::max();
   // KServe v2 `priority`, as in Triton: 1 is the highest level, larger numbers
-  // run later; 0 (absent) is the default level, between 1 and 2.
+  // run later; 0 (absent) is the default level, between 1 and 2. Front ends
+  // refuse values outside [0, kMaxPriority] (400).
   int priority = 0;
   // Set by the front end when the client went away; checked before compute.
   std::function<bool()> is_cancelled;

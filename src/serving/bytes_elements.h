@@ -17,6 +17,9 @@ namespace inferd::serving {
 // elements (-1: any count). `what` names the tensor in messages ("input 'x'").
 StatusOr<std::vector<std::string_view>> SplitBytesElements(const std::byte* data, size_t size,
                                                            int64_t count, std::string_view what);
+// The same checks without making the list (no allocation): a body of 4-byte
+// empty elements must not become a list four times its size to be refused.
+Status CheckBytesElements(const std::byte* data, size_t size, int64_t count, std::string_view what);
 // Appends one element in that form.
 void AppendBytesElement(std::vector<std::byte>& out, std::string_view element);
 

@@ -35,6 +35,14 @@ Status TakeRawInputs(const config::ModelConfig& config, const std::vector<NamedT
                            "): send one BYTES input whose elements are the raw payloads");
   }
   const Tensor& t = inputs[0].tensor;
+  // Counted against the batch size before any element is copied out: a
+  // million empty elements cost 4 MB of body but would make a million items.
+  if (t.num_elements() > config.max_batch_size) {
+    return InvalidArgument("input '" + inputs[0].name + "' carries " +
+                           std::to_string(t.num_elements()) +
+                           " payloads, more than max_batch_size " +
+                           std::to_string(config.max_batch_size));
+  }
   ASSIGN_OR_RETURN(auto elements, SplitBytesElements(t.data(), t.byte_size(), t.num_elements(),
                                                      "input '" + inputs[0].name + "'"));
   for (std::string_view e : elements) request.raw.push_back({"", std::string(e)});
@@ -54,7 +62,9 @@ StatusOr<scheduler::InferenceRequest> MakeInferenceRequest(const config::ModelCo
   }
   request.id = std::move(v2.id);
   request.priority = v2.priority;
-  if (v2.timeout_us > 0) request.deadline = received + std::chrono::microseconds(v2.timeout_us);
+  if (v2.timeout_us > 0) {  // saturates: a timeout of 2^63 us must not wrap into the past
+    request.deadline = DeadlineAfter(received, std::chrono::microseconds(v2.timeout_us));
+  }
   return request;
 }
 

@@ -33,7 +33,7 @@ struct V2InferRequest {
   std::vector<NamedTensor> inputs;
   std::vector<V2RequestedOutput> outputs;  // empty: every output
   bool binary_data_output = false;         // parameters.binary_data_output: every output raw
-  int priority = 0;                        // parameters.priority
+  int priority = 0;                        // parameters.priority: 0 .. scheduler::kMaxPriority
   int64_t timeout_us = 0;                  // parameters.timeout (Triton, microseconds); 0 = none
 };
 
@@ -41,7 +41,7 @@ struct V2InferRequest {
 // the one BYTES input's elements become the raw payloads (one batch item
 // each); else the tensors go as they are. Requested outputs are checked
 // against the config before any compute is spent. The deadline is
-// `received` + timeout_us when a timeout was given. kInvalidArgument with
+// `received` + timeout_us (saturating) when a timeout was given. kInvalidArgument with
 // the REST side's messages.
 StatusOr<scheduler::InferenceRequest> MakeInferenceRequest(const config::ModelConfig& config,
                                                            V2InferRequest request,

@@ -38,6 +38,18 @@ LISTENING = re.compile(rb"inferd: listening http=(\d+) management=(\d+) metrics=
 
 # ---------------------------------------------------------------- HTTP client
 
+def _reject_constant(name):
+    raise ValueError(f"bare {name} is not JSON")
+
+
+def strict_json(text):
+    """json.loads that refuses Python's bare NaN/Infinity, which are not JSON."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
 class Response:
     def __init__(self, status, headers, body):
         self.status = status
@@ -46,7 +58,7 @@ class Response:
 
     def json(self):
         try:
-            return json.loads(self.body.decode("utf-8"))
+            return strict_json(self.body.decode("utf-8"))
         except ValueError as e:
             raise AssertionError(f"HTTP {self.status}: body is not JSON ({e}): {self.body[:500]!r}")
 
@@ -136,6 +148,8 @@ def tensor_from_json(datatype, shape, data):
             f"{datatype} data must be integers: {flat[:10]}"
     if not flat:
         return torch.empty(shape, dtype=dtype)
+    if datatype in FLOAT_TYPES:  # non-finite values come as strings (see JsonWriter)
+        flat = [NON_FINITE[v] if isinstance(v, str) else v for v in flat]
     if datatype in ("FP16", "BF16"):
         # Parse as double, then round once to the narrow type.
         t = torch.tensor(flat, dtype=torch.float64).to(dtype)
@@ -201,7 +215,7 @@ def parse_infer_response(resp):
     else:
         n = int(hlen)
         assert 0 < n <= len(resp.body), f"Inference-Header-Content-Length {n} vs body {len(resp.body)}"
-        doc = json.loads(resp.body[:n].decode())
+        doc = strict_json(resp.body[:n].decode())
         rest = resp.body[n:]
     outputs = {}
     offset = 0

@@ -86,7 +86,8 @@ TEST_F(TensorJsonTest, RefusesOutOfRangeAndWrongTypes) {
   auto b = Flat("[1.5]", DataType::kInt32, {1});
   EXPECT_NE(b.status().message().find("element 0: expected an integer"), std::string::npos);
   auto c = Flat(R"([1,"2"])", DataType::kFp32, {2});
-  EXPECT_EQ(c.status().message(), "input 'x': element 1: expected a number for FP32, got \"2\"");
+  EXPECT_EQ(c.status().message(), "input 'x': element 1: expected a number (or \"NaN\", \"Infinity\", \"-Infinity\") for "
+            "FP32, got \"2\"");
   auto d = Flat("[2]", DataType::kBool, {1});
   EXPECT_NE(d.status().message().find("expected true or false for BOOL"), std::string::npos);
   auto e = Flat("[1]", DataType::kBytes, {1});

@@ -85,7 +85,7 @@ TEST(V2Parse, ClearErrors) {
   EXPECT_NE(
       ErrorOf(
           R"({"inputs":[{"name":"x","shape":[1099511627776,1048576],"datatype":"FP32","data":[]}]})")
-          .find("has more than 2^40 elements"),
+          .find("is too large (more than 2^40 elements)"),
       std::string::npos);
   EXPECT_EQ(
       ErrorOf(R"({"inputs":[{"name":"x","shape":[1000000000000],"datatype":"FP32","data":[1]}]})"),

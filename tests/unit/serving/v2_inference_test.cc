@@ -21,6 +21,7 @@ config::ModelConfig ImageModel() {
   c.name = "img";
   c.preprocess.kind = "image";
   c.postprocess.kind = "topk";
+  c.max_batch_size = 2;
   return c;
 }
 
@@ -64,6 +65,16 @@ TEST(MakeInferenceRequest, RawModelsTakeTheBytesElementsAsPayloads) {
   EXPECT_TRUE(r->inputs.empty());
   ASSERT_EQ(r->raw.size(), 2u);
   EXPECT_EQ(r->raw[1].bytes, "jpeg-2");
+}
+
+// Counted before the elements are copied out: a million empty elements cost
+// 4 MB of body but would become a million items.
+TEST(MakeInferenceRequest, MorePayloadsThanTheBatchSizeAreRefusedBeforeExpanding) {
+  V2InferRequest v2;
+  v2.inputs = {{"image", Bytes(std::vector<std::string>(3, ""))}};
+  auto r = MakeInferenceRequest(ImageModel(), v2, TimePoint{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "input 'image' carries 3 payloads, more than max_batch_size 2");
 }
 
 TEST(MakeInferenceRequest, RawModelsRefuseTensors) {
