@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -53,15 +54,25 @@ class Reader {
     }
   }
 
-  Status ReadInt(const std::string& key, int64_t* out, int64_t min) {
+  // An integer in [min, max]; out of range (or past int64) is an error that
+  // gives the range, never a value truncated into the field.
+  Status ReadInt(const std::string& key, int64_t* out, int64_t min,
+                 int64_t max = std::numeric_limits<int64_t>::max()) {
     if (!Has(key)) return Status::Ok();
-    const std::string expected = "an integer >= " + std::to_string(min);
-    RETURN_IF_ERROR(Read(key, out, expected));
-    return Expect(*out >= min, key, expected);
+    const std::string expected =
+        max == std::numeric_limits<int64_t>::max()
+            ? "an integer >= " + std::to_string(min)
+            : "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+    int64_t v = 0;
+    RETURN_IF_ERROR(Read(key, &v, expected));
+    RETURN_IF_ERROR(Expect(v >= min && v <= max, key, expected));
+    *out = v;
+    return Status::Ok();
   }
-  Status ReadInt(const std::string& key, int* out, int min) {
+  Status ReadInt(const std::string& key, int* out, int min,
+                 int max = std::numeric_limits<int>::max()) {
     int64_t v = *out;
-    RETURN_IF_ERROR(ReadInt(key, &v, min));
+    RETURN_IF_ERROR(ReadInt(key, &v, min, max));
     *out = static_cast<int>(v);
     return Status::Ok();
   }
@@ -122,6 +133,10 @@ Status ParseTensorSpecs(const YAML::Node& list, const std::string& file, const s
     for (int64_t d : spec.dims) {
       RETURN_IF_ERROR(r.Expect(d == -1 || d > 0, "shape", "dimensions > 0 or -1 (variable)"));
     }
+    Shape fixed = spec.dims;  // the fixed part must leave room for data
+    for (int64_t& d : fixed) d = d < 0 ? 1 : d;
+    RETURN_IF_ERROR(r.Expect(NumElements(fixed) >= 0, "shape",
+                             "dimensions whose product is at most 2^40"));
     if (r.Has("pad_value")) {
       double pad = 0;
       RETURN_IF_ERROR(r.Read("pad_value", &pad, "a number"));
@@ -140,10 +155,13 @@ Status ParsePreprocess(Reader& parent, const std::string& file, PreprocessConfig
   Reader r(node, file, "preprocess");
   RETURN_IF_ERROR(r.Read("kind", &p->kind, "image or text"));
   RETURN_IF_ERROR(r.Expect(p->kind == "image" || p->kind == "text", "kind", "image or text"));
-  RETURN_IF_ERROR(r.ReadInt("resize", &p->resize, 0));
-  RETURN_IF_ERROR(r.ReadInt("center_crop", &p->center_crop, 0));
-  RETURN_IF_ERROR(r.ReadInt("width", &p->width, 0));
-  RETURN_IF_ERROR(r.ReadInt("height", &p->height, 0));
+  // Sides of at most 65535 pixels (JPEG's own limit): products of two stay
+  // far inside int arithmetic in the resampler.
+  constexpr int kMaxSide = 65535;
+  RETURN_IF_ERROR(r.ReadInt("resize", &p->resize, 0, kMaxSide));
+  RETURN_IF_ERROR(r.ReadInt("center_crop", &p->center_crop, 0, kMaxSide));
+  RETURN_IF_ERROR(r.ReadInt("width", &p->width, 0, kMaxSide));
+  RETURN_IF_ERROR(r.ReadInt("height", &p->height, 0, kMaxSide));
   RETURN_IF_ERROR(r.ReadFloatList("mean", &p->mean));
   RETURN_IF_ERROR(r.ReadFloatList("std", &p->std));
   for (float s : p->std) RETURN_IF_ERROR(r.Expect(s != 0, "std", "non-zero values"));
@@ -226,7 +244,10 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
       RETURN_IF_ERROR(r.Expect(db.IsMap(), "dynamic_batching",
                                "a mapping {max_queue_delay_us, preferred_batch_sizes, calibrate}"));
       Reader d(db, file, "dynamic_batching");
-      RETURN_IF_ERROR(d.ReadInt("max_queue_delay_us", &c.dynamic_batching.max_queue_delay_us, 0));
+      // Bounded so that time arithmetic on them cannot overflow: a minute of
+      // batching delay and a day of timeout are past any use.
+      RETURN_IF_ERROR(d.ReadInt("max_queue_delay_us", &c.dynamic_batching.max_queue_delay_us, 0,
+                                60'000'000));
       RETURN_IF_ERROR(d.Read("preferred_batch_sizes", &c.dynamic_batching.preferred_batch_sizes,
                              "a list of integers"));
       for (int s : c.dynamic_batching.preferred_batch_sizes) {
@@ -238,7 +259,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
       RETURN_IF_ERROR(d.CheckUnknown());
     }
     RETURN_IF_ERROR(r.ReadInt("max_queue_size", &c.max_queue_size, 1));
-    RETURN_IF_ERROR(r.ReadInt("request_timeout_ms", &c.request_timeout_ms, 1));
+    RETURN_IF_ERROR(r.ReadInt("request_timeout_ms", &c.request_timeout_ms, 1, 86'400'000));
     RETURN_IF_ERROR(ParseInstances(r, &c.instances));
     RETURN_IF_ERROR(r.Read("precision", &c.precision, "fp32 or bf16"));
     RETURN_IF_ERROR(

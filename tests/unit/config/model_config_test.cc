@@ -90,8 +90,9 @@ void ExpectError(const std::string& yaml, const std::string& fragment) {
 
 TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   const std::string in = "inputs: [{name: x, datatype: FP32, shape: [2]}]\n";
-  ExpectError(in + "max_batch_size: zero", "max_batch_size: expected an integer >= 1, got 'zero'");
-  ExpectError(in + "max_batch_size: 0", "max_batch_size: expected an integer >= 1");
+  ExpectError(in + "max_batch_size: zero",
+              "max_batch_size: expected an integer from 1 to 2147483647, got 'zero'");
+  ExpectError(in + "max_batch_size: 0", "max_batch_size: expected an integer from 1 to 2147483647");
   ExpectError("inputs: [{name: x, datatype: FLOAT, shape: [2]}]", "inputs[0].datatype: expected one of");
   ExpectError("inputs: [{name: x, datatype: FP32, shape: [0]}]", "inputs[0].shape");
   ExpectError("inputs: [{name: x, datatype: FP32}]", "inputs[0].shape");
