@@ -76,18 +76,24 @@ StatusOr<DecodedImage> DecodeImage(std::string_view bytes, const DecodeOptions& 
       region.height = static_cast<int>(
           std::min<int64_t>(info.height, options.region[1] + options.region[3] + kMargin) - y0);
     }
-    auto jpeg = DecodeJpeg(bytes, /*rgbx=*/!options.grayscale, partial ? &region : nullptr);
-    if (jpeg.ok()) {
-      decoded = ApplyOrientation(jpeg->pixels, info.orientation);
-      image.x0 = jpeg->x0;
-      image.y0 = jpeg->y0;
-      image.bgr = false;
-    } else if (jpeg.status().code() != StatusCode::kFailedPrecondition) {
-      return jpeg.status();
-    }
-  }
-  if (decoded.empty()) {
+    ASSIGN_OR_RETURN(DecodedJpeg jpeg,
+                     DecodeJpeg(bytes, /*rgbx=*/!options.grayscale, partial ? &region : nullptr));
+    decoded = ApplyOrientation(jpeg.pixels, info.orientation);
+    image.x0 = jpeg.x0;
+    image.y0 = jpeg.y0;
+    image.bgr = false;
+  } else {
     ASSIGN_OR_RETURN(decoded, DecodeWithOpenCv(bytes, format));
+    // OpenCV reads the header again itself: refuse an image whose decoded
+    // size is not the one the pixel limit was checked on.
+    const bool transposed = info.orientation >= 5;
+    const int64_t w = transposed ? info.height : info.width;
+    const int64_t h = transposed ? info.width : info.height;
+    if (decoded.cols != w || decoded.rows != h) {
+      return InvalidArgument("corrupt " + format + " image: its header says " +
+                             std::to_string(w) + "x" + std::to_string(h) + " but it decodes to " +
+                             std::to_string(decoded.cols) + "x" + std::to_string(decoded.rows));
+    }
     if (!options.grayscale) {
       cv::Mat bgrx;
       cv::cvtColor(decoded, bgrx, cv::COLOR_BGR2BGRA);

@@ -4,9 +4,10 @@
 //
 // The pixel limit is checked on the header dimensions (ProbeImage) BEFORE any
 // pixel memory is allocated; the decoder runs only for images within it.
-// JPEG goes to libjpeg-turbo directly (jpeg_decoder.h: RGB, no BGR swap pass)
-// and its EXIF orientation is applied here; PNG, BMP and WebP (and CMYK JPEG)
-// go through cv::imdecode, which applies EXIF orientation itself and gives BGR.
+// JPEG (CMYK included) goes to libjpeg-turbo directly (jpeg_decoder.h: RGB,
+// no BGR swap pass; its header is probed by libjpeg too) and its EXIF
+// orientation is applied here; PNG, BMP and WebP go through cv::imdecode, which
+// gives BGR, and must decode to the size their header announced (else 400).
 // `bgr` says which order came out; callers that want the other order swap
 // channels when they write the tensor, not with a copy.
 // Colour comes out with 4 bytes per pixel (the 4th unused) so that the

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "pipeline/jpeg_decoder.h"
+
 namespace inferd::pipeline {
 namespace {
 
@@ -16,79 +18,17 @@ Status CutShort(ImageFormat format) {
                          " image: the data ends inside its header");
 }
 
-// EXIF orientation from an APP1 segment body ("Exif\0\0" + TIFF): 1..8,
-// 1 when the tag is absent, 0 when the segment is not EXIF (e.g. XMP).
-int ExifOrientation(const unsigned char* p, size_t n) {
-  if (n < 14 ||
-      std::string_view(reinterpret_cast<const char*>(p), 6) != std::string_view("Exif\0\0", 6)) {
-    return 0;
-  }
-  const unsigned char* tiff = p + 6;
-  const size_t size = n - 6;
-  const bool le = tiff[0] == 'I' && tiff[1] == 'I';
-  if (!le && !(tiff[0] == 'M' && tiff[1] == 'M')) return 1;
-  auto u16 = [&](size_t at) { return le ? Le16(tiff + at) : Be16(tiff + at); };
-  auto u32 = [&](size_t at) { return le ? Le32(tiff + at) : Be32(tiff + at); };
-  const size_t ifd = u32(4);
-  if (ifd + 2 > size) return 1;
-  const size_t entries = u16(ifd);
-  for (size_t i = 0; i < entries; ++i) {
-    const size_t e = ifd + 2 + i * 12;
-    if (e + 12 > size) return 1;
-    if (u16(e) == 0x0112 && u16(e + 2) == 3) {  // Orientation, SHORT
-      const uint32_t v = u16(e + 8);
-      return v >= 1 && v <= 8 ? static_cast<int>(v) : 1;
-    }
-  }
-  return 1;
-}
-
-// True for the start-of-frame markers that carry the image size.
-bool IsStartOfFrame(unsigned char marker) {
-  return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
-}
-
-StatusOr<ImageInfo> ProbeJpeg(const unsigned char* p, size_t n) {
+// JPEG: libjpeg reads the header, so that the size checked against the pixel
+// limit is the size the decoder makes (see jpeg_decoder.h).
+StatusOr<ImageInfo> ProbeJpeg(std::string_view bytes) {
+  ASSIGN_OR_RETURN(JpegHeader header, ReadJpegHeader(bytes));
   ImageInfo info;
   info.format = ImageFormat::kJpeg;
-  bool have_size = false;
-  size_t pos = 2;
-  while (true) {
-    while (pos < n && p[pos] != 0xFF) ++pos;  // tolerate junk between segments
-    while (pos < n && p[pos] == 0xFF) ++pos;  // fill bytes
-    if (pos >= n) return CutShort(info.format);
-    unsigned char marker = p[pos++];
-    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;  // no length
-    if (marker == 0xD9) return InvalidArgument("JPEG image has no scan data");
-    if (pos + 2 > n) return CutShort(info.format);
-    size_t length = Be16(p + pos);
-    if (length < 2)
-      return InvalidArgument("corrupt JPEG image: segment length " + std::to_string(length));
-    if (marker == 0xE1 && pos + length <= n) {
-      if (int o = ExifOrientation(p + pos + 2, length - 2)) info.orientation = o;
-    }
-    if (IsStartOfFrame(marker)) {
-      if (length < 7 || pos + 7 > n) return CutShort(info.format);
-      info.height = Be16(p + pos + 3);
-      info.width = Be16(p + pos + 5);
-      have_size = true;
-    }
-    if (marker == 0xDA) {  // start of scan: entropy-coded data follows
-      if (!have_size) return InvalidArgument("corrupt JPEG image: scan before frame header");
-      size_t scan = pos + length;
-      // Entropy-coded data never holds FF D9 (FF is stuffed as FF 00), so an
-      // EOI after the first scan means the file was not cut short.
-      info.complete = false;
-      for (size_t i = n; i >= scan + 2; --i) {
-        if (p[i - 2] == 0xFF && p[i - 1] == 0xD9) {
-          info.complete = true;
-          break;
-        }
-      }
-      return info;
-    }
-    pos += length;
-  }
+  info.width = header.width;
+  info.height = header.height;
+  info.complete = header.complete;
+  info.orientation = header.orientation;
+  return info;
 }
 
 StatusOr<ImageInfo> ProbePng(const unsigned char* p, size_t n) {
@@ -188,7 +128,7 @@ StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   switch (format) {
     case ImageFormat::kJpeg:
-      return ProbeJpeg(p, bytes.size());
+      return ProbeJpeg(bytes);
     case ImageFormat::kPng:
       return ProbePng(p, bytes.size());
     case ImageFormat::kBmp:

@@ -2,10 +2,14 @@
 // without decoding it, so that an image past the pixel limit is refused before
 // any pixel memory is allocated (cv::imdecode has no header-only API).
 //
-// Understands JPEG (SOFn), PNG (IHDR), BMP (DIB header) and WebP (VP8, VP8L,
-// VP8X). For JPEG it also reports whether an end-of-image marker follows the
-// first scan, and its EXIF orientation: libjpeg decodes a truncated file into a half-grey picture
-// with a warning, so truncation has to be caught here. Pure functions; thread-safe.
+// Understands JPEG, PNG (IHDR), BMP (DIB header) and WebP (VP8, VP8L, VP8X).
+// JPEG headers are read by libjpeg itself (jpeg_decoder.h), so that the probe
+// and the decoder agree on the size by construction; for JPEG it also reports
+// whether an end-of-image marker follows the first scan, and its EXIF
+// orientation: libjpeg decodes a truncated file into a half-grey picture with a
+// warning, so truncation has to be caught here. The other formats are checked
+// after decoding (DecodeImage refuses a decoder output of another size).
+// Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>

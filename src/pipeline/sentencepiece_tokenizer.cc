@@ -19,8 +19,19 @@ struct SentencePieceTokenizer::Module {
 namespace {
 
 constexpr const char* kModuleName = "libinferd_sentencepiece.so";
-#ifdef __SANITIZE_ADDRESS__
-constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;  // ASan refuses RTLD_DEEPBIND
+// The sanitizers' dlopen interceptor refuses RTLD_DEEPBIND (their runtime
+// must see every symbol first). Sanitizer builds run without the protobuf
+// clash DEEPBIND guards against only as long as torch is not in the process
+// (unit tests, fuzz targets) or libtorch's protobuf is never asked to parse.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define INFERD_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define INFERD_SANITIZED 1
+#endif
+#endif
+#ifdef INFERD_SANITIZED
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;
 #else
 constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
 #endif
