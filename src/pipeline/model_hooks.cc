@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -137,6 +139,32 @@ StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config
     std::shared_ptr<const Postprocessor> p = std::move(*created);
     hooks.postprocess = [p](scheduler::InferenceResponse& response) { return p->Run(&response); };
   }
+  return GuardHooks(std::move(hooks));
+}
+
+namespace {
+
+template <typename Arg>
+std::function<Status(Arg&)> Guard(std::function<Status(Arg&)> hook, const char* step) {
+  if (!hook) return hook;
+  return [hook = std::move(hook), step](Arg& arg) -> Status {
+    try {
+      return hook(arg);
+    } catch (const std::bad_alloc&) {
+      return Unavailable(std::string(step) + " ran out of memory; retry later");
+    } catch (const std::exception& e) {
+      return Internal(std::string(step) + " failed: " + e.what());
+    } catch (...) {
+      return Internal(std::string(step) + " failed with an unknown exception");
+    }
+  };
+}
+
+}  // namespace
+
+scheduler::ModelHooks GuardHooks(scheduler::ModelHooks hooks) {
+  hooks.preprocess = Guard(std::move(hooks.preprocess), "preprocessing");
+  hooks.postprocess = Guard(std::move(hooks.postprocess), "postprocessing");
   return hooks;
 }
 

@@ -13,6 +13,10 @@
 // Config problems (bad shape, missing labels or vocab file) are returned here,
 // at load time, so the model is marked failed with the reason. Bad requests
 // answer kInvalidArgument (400) or kPayloadTooLarge (413) from the hook.
+// An exception inside a hook (OpenCV, std::bad_alloc, a library's surprise)
+// is caught in the hook (GuardHooks) and becomes that request's 500 with the
+// exception's message: the other requests of its batch and the executor
+// thread go on.
 // The hooks are immutable after creation: safe to call from every executor.
 #pragma once
 
@@ -26,5 +30,9 @@ namespace inferd::pipeline {
 
 StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config,
                                                const std::string& model_dir);
+
+// `hooks` with each one wrapped so that an exception becomes kInternal
+// ("preprocessing failed: <what>"), or kUnavailable (503) for std::bad_alloc.
+scheduler::ModelHooks GuardHooks(scheduler::ModelHooks hooks);
 
 }  // namespace inferd::pipeline
