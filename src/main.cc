@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   s->add_option("--network-threads", serve.network_threads,
                 "HTTP threads per port and gRPC completion-queue threads")->capture_default_str();
+  s->add_option("--max-connections", serve.max_connections,
+                "open connections per HTTP port; past it new ones answer 503 (0 = no limit)")
+      ->capture_default_str();
 
   inferd::topology::TopologyCommandOptions topo;
   auto* t = app.add_subcommand("topology", "print the CPU budget and the core plan");

@@ -168,6 +168,7 @@ int RunServe(const ServeOptions& options) {
     ho.port = static_cast<uint16_t>(port);
     ho.body_limit = options.body_limit;
     ho.threads = options.network_threads;
+    ho.max_connections = options.max_connections;
     auto server = http::HttpServer::Create(ho, services);
     if (!server.ok()) {
       spdlog::error("http: {}", server.status().message());

@@ -27,6 +27,7 @@ struct ServeOptions {
   double drain_timeout_s = 30;   // grace period for queued and running requests on SIGTERM
   size_t body_limit = 64u << 20; // larger request bodies answer 413
   int network_threads = 1;       // HTTP threads per port, and gRPC completion-queue threads
+  int max_connections = 1000;    // per HTTP port; past it new connections answer 503 (0 = no limit)
 };
 
 // Returns the process exit code.

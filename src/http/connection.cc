@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "http/json_body.h"
+#include "http/request_head.h"
 #include "common/json_writer.h"
 #include "http/model_metadata.h"
 #include "http/status_map.h"
@@ -19,59 +20,26 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string PercentDecode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
-      i += 2;
-    } else if (plus_is_space && s[i] == '+') {
-      out += ' ';
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-void SplitTarget(std::string_view target, HttpRequest& req) {
-  size_t q = target.find('?');
-  req.path = PercentDecode(target.substr(0, q), false);
-  if (q == std::string_view::npos) return;
-  std::string_view query = target.substr(q + 1);
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    size_t eq = pair.find('=');
-    std::string key = PercentDecode(pair.substr(0, eq), true);
-    std::string value =
-        eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
-    if (!key.empty()) req.query[key] = value;
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-}
-
 }  // namespace
 
 Connection::Connection(net::ip::tcp::socket socket, std::shared_ptr<net::io_context> io,
                        const Router* router, ConnectionOptions options)
-    : io_(std::move(io)), stream_(std::move(socket)), router_(router), options_(options) {}
+    : io_(std::move(io)), stream_(std::move(socket)), router_(router), options_(std::move(options)) {
+  if (options_.live) options_.live->fetch_add(1, std::memory_order_relaxed);
+}
 
 Connection::~Connection() {
   if (cancelled_) cancelled_->store(true);
+  if (options_.live) options_.live->fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Connection::Start() {
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    if (!self->options_.refusal) return self->ReadHeader();
+    self->keep_alive_ = false;
+    self->linger_ = true;  // let the client finish sending, so it reads the answer
+    self->Send(std::move(*self->options_.refusal));
+  });
 }
 
 void Connection::Shutdown() {
@@ -155,18 +123,7 @@ void Connection::Dispatch() {
   parser_.reset();
   keep_alive_ = message.keep_alive();
   version_ = message.version();
-  HttpRequest req;
-  req.method = std::string(message.method_string());
-  auto target = message.target();
-  SplitTarget(std::string_view(target.data(), target.size()), req);
-  req.content_type = std::string(message[bhttp::field::content_type]);
-  auto ihcl = message.find("Inference-Header-Content-Length");
-  if (ihcl != message.end()) req.inference_header_length = std::string(ihcl->value());
-  auto timeout = message.find("X-Request-Timeout-Ms");
-  if (timeout != message.end()) req.request_timeout_ms = std::string(timeout->value());
-  *req.body = std::move(message.body());
-  ReservePadding(*req.body);
-  req.received = Clock::Real()->Now();
+  HttpRequest req = ToHttpRequest(std::move(message), Clock::Real()->Now());
   cancelled_ = req.cancelled;
   busy_ = true;
   ++serving_;

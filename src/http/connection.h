@@ -9,6 +9,7 @@
 // (best effort: a pipelined next request is not a close).
 // Slow clients: each read and write must finish within idle_timeout.
 // A handler that throws answers 500; the connection and the server go on.
+// A connection made with options.refusal only writes that answer and closes.
 // Lifetime: owned by shared_ptrs held by its pending operations and Responders.
 #pragma once
 
@@ -28,6 +29,12 @@ namespace inferd::http {
 struct ConnectionOptions {
   size_t body_limit = 64ull << 20;
   std::chrono::seconds idle_timeout{60};
+  // Counts the connections alive (incremented by the constructor, decremented
+  // by the destructor); may be null.
+  std::shared_ptr<std::atomic<int>> live;
+  // Set for a connection over the server's limit: Start answers this at once
+  // (without reading a request), then closes.
+  std::optional<HttpResponse> refusal;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {

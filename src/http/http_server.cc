@@ -4,6 +4,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <future>
@@ -16,6 +17,7 @@
 #include "http/management_routes.h"
 #include "http/metrics_routes.h"
 #include "http/route_context.h"
+#include "http/status_map.h"
 #include "http/v2_routes.h"
 
 namespace inferd::http {
@@ -42,8 +44,19 @@ class HttpServer::Impl {
         services_(std::move(services)),
         io_(std::make_shared<net::io_context>(std::max(1, options.threads))),
         acceptor_(net::make_strand(*io_)),
+        backoff_timer_(acceptor_.get_executor()),
         request_metrics_(services_.metrics),
-        blocking_(1) {}
+        blocking_(1) {
+    if (services_.metrics) {
+      const metrics::Labels port{{"port", std::string(RoleName(options_.role))}};
+      refused_counter_ = &services_.metrics->GetCounter(
+          "inferd_http_connections_refused_total",
+          "connections answered 503 at once because --max-connections were open", port);
+      accept_errors_counter_ = &services_.metrics->GetCounter(
+          "inferd_http_accept_errors_total",
+          "failed accepts (out of file descriptors or memory); the port backs off", port);
+    }
+  }
 
   ~Impl() { Stop(); }
 
@@ -115,6 +128,7 @@ class HttpServer::Impl {
     net::post(acceptor_.get_executor(), [this, &closed] {
       boost::system::error_code ignored;
       acceptor_.close(ignored);
+      backoff_timer_.cancel();
       closed.set_value();
     });
     closed.get_future().wait();
@@ -160,17 +174,67 @@ class HttpServer::Impl {
                            [this](boost::system::error_code ec, tcp::socket socket) {
                              if (ec == net::error::operation_aborted || !acceptor_.is_open())
                                return;
-                             if (!ec) {
-                               boost::system::error_code ignored;
-                               socket.set_option(tcp::no_delay(true), ignored);
-                               auto connection = std::make_shared<Connection>(
-                                   std::move(socket), io_, &router_,
-                                   ConnectionOptions{options_.body_limit, options_.idle_timeout});
-                               Track(connection);
-                               connection->Start();
-                             }
+                             if (ec && IsResourceError(ec)) return BackOff(ec);
+                             backoff_ = kMinBackoff;
+                             if (!ec) Serve(std::move(socket));
                              Accept();
                            });
+  }
+
+  static bool IsResourceError(const boost::system::error_code& ec) {
+    return ec == net::error::no_descriptors ||  // EMFILE
+           ec == boost::system::errc::too_many_files_open_in_system ||  // ENFILE
+           ec == net::error::no_buffer_space || ec == net::error::no_memory;
+  }
+
+  // Out of descriptors or memory: the pending connection stays in the listen
+  // queue; retrying at once would only fail again in a busy loop.
+  void BackOff(const boost::system::error_code& ec) {
+    if (accept_errors_counter_) accept_errors_counter_->Increment();
+    if (ShouldLog(&last_accept_log_)) {
+      spdlog::warn("{} port: accept failed ({}); retrying in {} ms", RoleName(options_.role),
+                   ec.message(), backoff_.count());
+    }
+    backoff_timer_.expires_after(backoff_);
+    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+    backoff_timer_.async_wait([this](boost::system::error_code wait_ec) {
+      if (wait_ec || !acceptor_.is_open()) return;
+      Accept();
+    });
+  }
+
+  void Serve(tcp::socket socket) {
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    ConnectionOptions co{options_.body_limit, options_.idle_timeout, live_, std::nullopt};
+    const int live = live_->load(std::memory_order_relaxed);
+    if (options_.max_connections > 0 && live >= options_.max_connections) {
+      if (refused_counter_) refused_counter_->Increment();
+      if (ShouldLog(&last_refusal_log_)) {
+        spdlog::warn("{} port: {} connections open (--max-connections {}): answering new ones 503",
+                     RoleName(options_.role), live, options_.max_connections);
+      }
+      // Refusals are bounded too: past kMaxRefusing at once, close without a word.
+      if (refusing_->load(std::memory_order_relaxed) >= kMaxRefusing) return;
+      co.live = refusing_;
+      co.refusal = ErrorResponse(Unavailable(
+          "the server has " + std::to_string(live) + " connections open, its limit " +
+          "(--max-connections " + std::to_string(options_.max_connections) + "); retry later"));
+      co.refusal->headers.emplace_back("Retry-After", "1");
+    }
+    auto connection = std::make_shared<Connection>(std::move(socket), io_, &router_, std::move(co));
+    Track(connection);
+    connection->Start();
+  }
+
+  // At most one log line per 10 s for each kind of trouble (a flood must not
+  // become a flood of log lines). Runs on the acceptor's strand.
+  static bool ShouldLog(std::chrono::steady_clock::time_point* last) {
+    const auto now = std::chrono::steady_clock::now();
+    if (*last != std::chrono::steady_clock::time_point{} && now - *last < std::chrono::seconds(10))
+      return false;
+    *last = now;
+    return true;
   }
 
   void Track(const std::shared_ptr<Connection>& connection) {
@@ -182,10 +246,22 @@ class HttpServer::Impl {
     connections_.push_back(connection);
   }
 
+  static constexpr std::chrono::milliseconds kMinBackoff{10}, kMaxBackoff{1000};
+  static constexpr int kMaxRefusing = 64;
+
   Options options_;
   Services services_;
   std::shared_ptr<net::io_context> io_;
   tcp::acceptor acceptor_;
+  // The members from here to live_ are used on the acceptor's strand only.
+  net::steady_timer backoff_timer_;
+  std::chrono::milliseconds backoff_ = kMinBackoff;
+  std::chrono::steady_clock::time_point last_accept_log_{}, last_refusal_log_{};
+  metrics::Counter* refused_counter_ = nullptr;
+  metrics::Counter* accept_errors_counter_ = nullptr;
+  // Connections alive (served / being refused), counted by Connection itself.
+  std::shared_ptr<std::atomic<int>> live_ = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::atomic<int>> refusing_ = std::make_shared<std::atomic<int>>(0);
   serving::RequestMetrics request_metrics_;
   Router router_;
   net::thread_pool blocking_;  // model loads and unloads

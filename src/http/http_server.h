@@ -9,7 +9,10 @@
 // network threads, Stop closes the port, closes idle keep-alive connections,
 // lets the responses in flight be written (up to stop_grace), then joins the
 // threads. To drain: stop the scheduler accepting, wait for it to be idle,
-// then Stop the servers. Errors answer JSON {"error": "..."} with the status
+// then Stop the servers. When accept fails for want of file descriptors or
+// memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) the port backs off (10 ms doubling
+// to 1 s) instead of retrying at once, so that a full fd table does not turn
+// into a busy loop. Errors answer JSON {"error": "..."} with the status
 // status_map.h gives. Stop the server before the scheduler and repository it
 // points to are destroyed; completions that arrive after Stop are dropped.
 // Thread-safety: Create/Start/Stop from one thread.
@@ -38,6 +41,10 @@ class HttpServer {
     size_t body_limit = 64ull << 20;        // larger bodies answer 413
     int threads = 1;                        // network threads
     std::chrono::seconds idle_timeout{60};  // per read (header + body) and per write
+    // Open connections past this are answered 503 and closed at once (with a
+    // log line at most every 10 s), so that file descriptors and memory stay
+    // bounded whatever the clients do. 0 = no limit.
+    int max_connections = 1000;
     // Stop waits this long for responses in flight to be written (answers
     // the scheduler has already produced must reach their clients).
     std::chrono::milliseconds stop_grace{5000};
