@@ -45,5 +45,21 @@ image-test: image models
 thread-safety: build
 	$(PYTHON) tools/check_thread_safety.py --build $(BUILD)
 
+.PHONY: fuzz fuzz-build
+# Fuzzing (clang + libFuzzer, ASan, UBSan): `make fuzz FUZZ_SECONDS=600` runs
+# every target of tests/fuzz for that long, one after the other
+# (FUZZ_TARGETS="v2_json payload" for some; FUZZ_JOBS=2 for two at once).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz-build:
+	@bash scripts/setup.sh fuzz
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DINFERD_FUZZ=ON -DINFERD_SKIP_DIRS="bench;app;backend/torch"
+	cmake --build $(FUZZ_BUILD) --target fuzz_targets
+
+fuzz: fuzz-build
+	bash tests/fuzz/run_fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
 	rm -rf $(BUILD)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building, the examples and the tests need.
 # Idempotent: does nothing when they are all present; runs `apt-get update` once
-# before the first install.
+# before the first install. `setup.sh fuzz` adds what `make fuzz` needs
+# (libFuzzer and the sanitizer runtimes of clang).
 set -euo pipefail
 
 packages=(
@@ -20,6 +21,8 @@ packages=(
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).
 if [ "${1:-}" = image ]; then packages+=(mmdebstrap buildah); fi
+# `scripts/setup.sh fuzz`: also libFuzzer and clang's sanitizer runtimes (make fuzz).
+if [ "${1:-}" = fuzz ]; then packages+=(libclang-rt-14-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do
