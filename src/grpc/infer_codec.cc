@@ -29,20 +29,14 @@ std::string DataTypeList() {
 StatusOr<Shape> CheckShape(const google::protobuf::RepeatedField<int64_t>& dims,
                            const std::string& what) {
   Shape shape(dims.begin(), dims.end());
-  // Keeps element counts and byte sizes far from int64 overflow.
-  constexpr int64_t kMaxElements = int64_t{1} << 40;
-  int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) {
       return InvalidArgument(what + ": 'shape' must hold non-negative integers, got " +
                              ShapeToString(shape));
     }
-    if (d != 0 && n > kMaxElements / d) {
-      return InvalidArgument(what + ": shape " + ShapeToString(shape) +
-                             " has more than 2^40 elements");
-    }
-    n *= d;
   }
+  // The one shape rule (common/tensor.h): a 0 dim does not excuse the others.
+  RETURN_IF_ERROR(::inferd::CheckShape(shape, what));
   return shape;
 }
 
@@ -102,10 +96,20 @@ StatusOr<serving::V2InferRequest> ParseModelInferRequest(
   out.id = req.id();
   ASSIGN_OR_RETURN(out.binary_data_output,
                    BoolParam(req.parameters(), "binary_data_output", "request: "));
+  // Unsigned in Triton: a negative or out-of-range value is the client's error.
   ASSIGN_OR_RETURN(int64_t priority, IntParam(req.parameters(), "priority"));
+  if (priority < 0 || priority > scheduler::kMaxPriority) {
+    return InvalidArgument("parameters.priority: expected an integer from 0 to " +
+                           std::to_string(scheduler::kMaxPriority) + ", got " +
+                           std::to_string(priority));
+  }
   out.priority = static_cast<int>(priority);
   ASSIGN_OR_RETURN(int64_t timeout, IntParam(req.parameters(), "timeout"));
-  if (timeout > 0) out.timeout_us = timeout;
+  if (timeout < 0) {
+    return InvalidArgument("parameters.timeout: expected an integer from 0 to " +
+                           std::to_string(INT64_MAX) + ", got " + std::to_string(timeout));
+  }
+  out.timeout_us = timeout;
 
   if (req.inputs_size() == 0) return InvalidArgument("request: 'inputs' is empty");
   const bool raw = req.raw_input_contents_size() > 0;

@@ -171,6 +171,28 @@ scheduler::InferenceResponse Outputs() {
   return resp;
 }
 
+// Issue 9's classes, the same over gRPC as over REST: the shape guard does
+// not stop at a 0 dim, priority is Triton's unsigned level, timeout >= 0.
+TEST(ParseModelInferRequest, ShapesAndNumbersOutOfRangeAreRefused) {
+  auto huge = Request();
+  AddInput(*huge, "x", "FP32", {0, int64_t{1} << 62, 4});
+  EXPECT_EQ(Parse(huge),
+            "input 'x': shape [0,4611686018427387904,4] is too large (more than 2^40 elements in "
+            "its non-zero dimensions)");
+  for (int64_t bad : {int64_t{-1}, int64_t{1000001}, int64_t{1} << 40}) {
+    auto r = Request();
+    AddInput(*r, "x", "FP32", {1})->mutable_contents()->add_fp32_contents(1);
+    (*r->mutable_parameters())["priority"].set_int64_param(bad);
+    EXPECT_EQ(Parse(r), "parameters.priority: expected an integer from 0 to 1000000, got " +
+                            std::to_string(bad));
+  }
+  auto timeout = Request();
+  AddInput(*timeout, "x", "FP32", {1})->mutable_contents()->add_fp32_contents(1);
+  (*timeout->mutable_parameters())["timeout"].set_int64_param(-5);
+  EXPECT_EQ(Parse(timeout),
+            "parameters.timeout: expected an integer from 0 to 9223372036854775807, got -5");
+}
+
 TEST(WriteModelInferResponse, TypedWhenEveryOutputHasAField) {
   ModelInferResponse out;
   serving::V2ResponseContext ctx{"m", 3, "r1", {{"y", false}}, false};
