@@ -11,6 +11,11 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
     err << "inferd plan: " << models.status().message() << "\n";
     return 2;
   }
+  return RunPlanOnModels(std::move(models).value(), options.models_file, options, out, err);
+}
+
+int RunPlanOnModels(std::vector<ModelDemand> models, const std::string& source,
+                    const PlanCommandOptions& options, std::ostream& out, std::ostream& err) {
   NodeShape shape;
   shape.cores = options.node_cores;
   shape.headroom = options.headroom;
@@ -20,7 +25,7 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
     return 2;
   }
   shape.memory_bytes = *memory;
-  auto plan = MakeFleetPlan(std::move(models).value(), shape, options.models_file);
+  auto plan = MakeFleetPlan(std::move(models), shape, source);
   if (!plan.ok()) {
     err << "inferd plan: " << plan.status().message() << "\n";
     return plan.status().code() == StatusCode::kInvalidArgument ? 2 : 1;

@@ -11,8 +11,10 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "plan/k8s_emitter.h"
+#include "plan/model_list.h"
 
 namespace inferd::plan {
 
@@ -28,5 +30,12 @@ struct PlanCommandOptions {
 
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out,
                    std::ostream& err = std::cerr);
+
+// The same on models already read (options.models_file is ignored); `source`
+// names where they came from in messages (profile/profile_command.h passes
+// the measured models file it made).
+int RunPlanOnModels(std::vector<ModelDemand> models, const std::string& source,
+                    const PlanCommandOptions& options, std::ostream& out,
+                    std::ostream& err = std::cerr);
 
 }  // namespace inferd::plan
