@@ -9,7 +9,9 @@
 #include "bench/bench_flags.h"
 #include "bench/bench_runner.h"
 #include "memory/allocator.h"
+#include "backend/torch/torch_backend.h"
 #include "plan/plan_command.h"
+#include "profile/profile_command.h"
 #include "topology/topology_command.h"
 
 int main(int argc, char** argv) {
@@ -57,7 +59,29 @@ int main(int argc, char** argv) {
 
   inferd::plan::PlanCommandOptions plan;
   auto* p = app.add_subcommand("plan", "pack models onto the fewest nodes; emit Kubernetes objects");
-  p->add_option("--models", plan.models_file, "YAML: models: [{name, rps, core_ms, memory}]")->required();
+  auto* models_flag =
+      p->add_option("--models", plan.models_file, "YAML: models: [{name, rps, core_ms, memory}]");
+  inferd::profile::ProfileCommandOptions profile;
+  auto* store_flag =
+      p->add_option("--profile-store", profile.store_dir,
+                    "measure core_ms and memory of this model store's models instead of --models")
+          ->excludes(models_flag);
+  p->add_option("--rps", profile.rps_file, "with --profile-store: YAML `model: peak req/s`")
+      ->needs(store_flag);
+  p->add_option("--default-rps", profile.default_rps, "req/s of the models --rps leaves out")
+      ->needs(store_flag);
+  p->add_option("--save-models", profile.save_models, "write the measured models file here")
+      ->needs(store_flag);
+  p->add_option("--profile-runs", profile.profile.runs, "measured forwards per model (median)")
+      ->needs(store_flag)
+      ->capture_default_str();
+  p->add_option("--profile-warmup", profile.profile.warmup_runs, "unmeasured forwards first")
+      ->needs(store_flag)
+      ->capture_default_str();
+  p->add_option("--variable-dim", profile.profile.variable_dim,
+                "length of -1 dims when profiling (0: a text model's max_length, else 1)")
+      ->needs(store_flag)
+      ->capture_default_str();
   p->add_option("--node-cores", plan.node_cores, "cores of one node")->required();
   p->add_option("--node-memory", plan.node_memory, "memory of one node, e.g. 64Gi")->required();
   p->add_option("--headroom", plan.headroom, "share of each node left free")->capture_default_str();
@@ -78,6 +102,15 @@ int main(int argc, char** argv) {
   if (*s) return inferd::app::RunServe(serve);
   if (*t) return inferd::topology::RunTopologyCommand(topo, std::cout);
   if (*b) return inferd::bench::RunBench(bench);
+  if (*p && !profile.store_dir.empty()) {
+    auto backend = inferd::backend::TorchBackend::Create();
+    if (!backend.ok()) return std::cerr << backend.status().message() << "\n", 1;
+    return inferd::profile::RunProfiledPlan(profile, plan, **backend, std::cout);
+  }
+  if (*p && plan.models_file.empty()) {
+    std::cerr << "inferd plan: give --models FILE or --profile-store DIR\n";
+    return 2;
+  }
   if (*p) return inferd::plan::RunPlanCommand(plan, std::cout);
   return 2;
 }
