@@ -200,8 +200,10 @@ int RunServe(const ServeOptions& options) {
   const int sig = WaitForSignal();
   spdlog::info("received {}: draining (grace period {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                options.drain_timeout_s);
-  draining = true;
+  // Refuse first, then report not ready: whoever sees readiness false (a
+  // probe, a test) can count on new requests being refused from then on.
   (*scheduler)->StopAccepting();
+  draining = true;
   const auto grace = std::chrono::duration_cast<Duration>(
       std::chrono::duration<double>(options.drain_timeout_s));
   const TimePoint drain_start = Clock::Real()->Now();
