@@ -1,12 +1,13 @@
 // GrpcServer: the KServe v2 GRPCInferenceService (grpc_predict_v2.proto) on
 // one port, over gRPC's asynchronous completion-queue API, so that a request
 // waiting for an executor holds no thread: only its call state, until the
-// scheduler's completion posts the answer back to the call's queue, where it
-// is encoded and sent (internal/unary_call.h).
+// scheduler's completion posts the answer to the answer thread, where it is
+// encoded and sent (internal/unary_call.h).
 //
 // Threads: `threads` completion-queue threads (default 1, each draining its
-// own queue), one loader thread for repository loads and unloads, and gRPC's
-// own few internal threads; none per request.
+// own queue), one answer thread that sends what the executors computed
+// (internal/answer_thread.h), one loader thread for repository loads and
+// unloads, and gRPC's own few internal threads; none per request.
 //
 // Create binds the port (0 = any free port; port() tells which), Start runs
 // the threads, Stop stops taking calls, lets the answers in flight be sent
