@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <exception>
 
 #include "scheduler/batch_assembly.h"
@@ -152,6 +155,108 @@ void BatchRunner::RunStages(std::vector<Pending>& pending, TimePoint start, cons
     }
     p.Answer(std::move(response));
   }
+}
+
+namespace {
+
+// Zero inputs of `batch` items in config order; empty when an input has
+// variable dims or is BYTES (no representative input can be made).
+std::vector<NamedTensor> ZeroInputs(const config::ModelConfig& config, int batch) {
+  std::vector<NamedTensor> inputs;
+  for (const config::TensorSpec& spec : config.inputs) {
+    if (spec.dtype == DataType::kBytes) return {};
+    Shape shape{batch};
+    for (int64_t d : spec.dims) {
+      if (d < 0) return {};
+      shape.push_back(d);
+    }
+    inputs.push_back({spec.name, Tensor::Allocate(spec.dtype, std::move(shape))});
+  }
+  return inputs;
+}
+
+}  // namespace
+
+BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const {
+  const config::ModelConfig& config = options_.config;
+  BatchCalibration c;
+  if (config.max_batch_size <= 1) {
+    c.note = "max_batch_size 1: nothing to calibrate";
+    return c;
+  }
+  if (!config.dynamic_batching.calibrate) {
+    c.note = "calibrate: false in config.yaml";
+    return c;
+  }
+  if (ZeroInputs(config, 1).empty()) {
+    c.note = "not calibrated: an input has variable dims or is BYTES";
+    return c;
+  }
+  const auto wall0 = std::chrono::steady_clock::now();
+  auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  };
+  // One call's cost in ms, or a negative value when the model failed.
+  std::string failure;
+  auto time_call = [&](const std::vector<NamedTensor>& inputs) -> double {
+    Status status;
+    const double ms = options.timer([&] {
+      try {
+        status = options_.model->Execute(inputs).status();
+      } catch (...) {
+        status = Internal(Describe(std::current_exception()));
+      }
+    });
+    if (!status.ok()) {
+      failure = status.message();
+      return -1;
+    }
+    return ms;
+  };
+
+  // Warm each size twice (the graph executor profiles a new shape, oneDNN
+  // makes its kernels, the allocator grows), growing the ladder while two
+  // warm and two timed calls per size fit the budget.
+  std::vector<std::vector<NamedTensor>> inputs;
+  double ms_per_item_b1 = 0;
+  for (int batch : CalibrationLadder(config.max_batch_size)) {
+    if (batch > 1 && elapsed_s() + 4 * ms_per_item_b1 * batch / 1e3 > options.budget_s) {
+      c.note = "ladder stopped before batch " + std::to_string(batch) + " (budget " +
+               std::to_string(options.budget_s).substr(0, 4) + " s); ";
+      break;
+    }
+    inputs.push_back(ZeroInputs(config, batch));
+    double ms = 0;
+    for (int k = 0; k < 2 && ms >= 0; ++k) ms = time_call(inputs.back());
+    if (ms < 0) {
+      BatchCalibration failed;
+      failed.note = "not calibrated: the model failed on zero inputs of batch " +
+                    std::to_string(batch) + ": " + failure;
+      return failed;
+    }
+    if (batch == 1) ms_per_item_b1 = ms;
+    c.sizes.push_back({batch, INFINITY, 0, false});
+  }
+  // Timed rounds over the sizes, interleaved, so that a burst of load hits
+  // every size alike; each size keeps its fastest call.
+  int rounds = 0;
+  for (; rounds < options.max_rounds; ++rounds) {
+    if (rounds >= 2 && elapsed_s() > options.budget_s) break;
+    for (size_t i = 0; i < c.sizes.size(); ++i) {
+      const double ms = time_call(inputs[i]);
+      if (ms < 0) {
+        BatchCalibration failed;
+        failed.note = "not calibrated: the model failed: " + failure;
+        return failed;
+      }
+      c.sizes[i].latency_ms = std::min(c.sizes[i].latency_ms, ms);
+    }
+  }
+  ChooseBatchSizes(options.min_gain, &c);
+  c.calibrated = true;
+  c.seconds = elapsed_s();
+  c.note += std::to_string(rounds) + " timed rounds";
+  return c;
 }
 
 }  // namespace inferd::scheduler

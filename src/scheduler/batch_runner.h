@@ -10,8 +10,12 @@
 // 'm:1': pre-processing threw: ..."), and Run returns normally: the executor
 // thread lives on.
 //
-// Thread-safety: Run may be called from several executor threads at once (the
-// model's Execute allows it); the runner holds no mutable state of its own.
+// Calibration has its home here too: Calibrate measures the model's batch
+// sizes on the executor thread that calls it.
+//
+// Thread-safety: Run and Calibrate may be called from several executor
+// threads at once (the model's Execute allows it); the runner holds no
+// mutable state of its own.
 // Ownership: the runner shares the model and hooks; the batch's requests are
 // owned by Run until each is answered.
 #pragma once
@@ -22,6 +26,7 @@
 
 #include "backend/backend.h"
 #include "common/clock.h"
+#include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
 #include "scheduler/scheduler.h"
 
@@ -43,6 +48,14 @@ class BatchRunner {
   // Runs `requests` as one batch; `start` is when the executor took them
   // (their queue time ends there). Answers every request; never throws.
   void Run(std::vector<QueuedRequest>& requests, TimePoint start);
+
+  // Measures the model's cost per batch size on the calling executor thread
+  // (zero inputs, the model alone) and chooses the sizes worth forming; see
+  // batch_calibration.h. Blocks for up to about options.budget_s. Returns an
+  // uncalibrated result with a note when the model cannot be measured
+  // (max_batch_size 1, `calibrate: false`, variable or BYTES inputs, a model
+  // that fails on zeros). Calls are timed with options.timer (it must be set).
+  BatchCalibration Calibrate(const CalibrationOptions& options) const;
 
   const std::string& name() const { return options_.name; }
 

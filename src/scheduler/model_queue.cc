@@ -19,7 +19,9 @@ BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock) {
 }  // namespace
 
 ModelQueue::ModelQueue(ModelSpec spec, Clock* clock)
-    : spec_(std::move(spec)), runner_(RunnerOptions(spec_, clock)) {}
+    : spec_(std::move(spec)),
+      runner_(RunnerOptions(spec_, clock)),
+      preferred_(spec_.config.dynamic_batching.preferred_batch_sizes) {}
 
 namespace {
 
@@ -98,15 +100,29 @@ int ModelQueue::CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int 
   return items;
 }
 
+void ModelQueue::SetCalibration(BatchCalibration calibration) {
+  calibration_ = std::move(calibration);
+  if (calibration_.calibrated) {
+    preferred_.clear();
+    for (int b : calibration_.chosen_sizes()) {
+      if (b > 1) preferred_.push_back(b);
+    }
+  }
+}
+
+int ModelQueue::max_items() const {
+  return calibration_.calibrated ? calibration_.max_batch : spec_.config.max_batch_size;
+}
+
 std::optional<TimePoint> ModelQueue::ReadyTime(bool executors_idle) const {
   auto head = HeadKey();
   if (!head) return std::nullopt;
   const auto& db = spec_.config.dynamic_batching;
-  const int max_items = spec_.config.max_batch_size;
+  const int max_items = this->max_items();
   if (max_items <= 1 || db.max_queue_delay_us <= 0 || executors_idle) return head->second;
   const int items = CompatibleItems(nullptr, max_items);
   int largest_preferred = 0;
-  for (int p : db.preferred_batch_sizes) largest_preferred = std::max(largest_preferred, p);
+  for (int p : preferred_) largest_preferred = std::max(largest_preferred, p);
   if (items >= max_items || (largest_preferred > 0 && items >= largest_preferred)) {
     return head->second;
   }
@@ -116,17 +132,17 @@ std::optional<TimePoint> ModelQueue::ReadyTime(bool executors_idle) const {
 Batch ModelQueue::TakeBatch(TimePoint now, int share_with) {
   Batch batch;
   const auto& db = spec_.config.dynamic_batching;
-  int limit = std::max(1, spec_.config.max_batch_size);
+  int limit = std::max(1, max_items());
   auto head = HeadKey();
   if (!head) return batch;
   // Before the delay has passed a batch is ready only because it reached a
   // preferred size: take exactly the largest preferred size that is available.
   const bool delay_passed =
       head->second + std::chrono::microseconds(db.max_queue_delay_us) <= now;
-  if (!delay_passed && !db.preferred_batch_sizes.empty()) {
+  if (!delay_passed && !preferred_.empty()) {
     const int available = CompatibleItems(nullptr, limit);
     int best = 0;
-    for (int p : db.preferred_batch_sizes) {
+    for (int p : preferred_) {
       if (p <= available) best = std::max(best, p);
     }
     if (best > 0) limit = best;

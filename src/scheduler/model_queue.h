@@ -8,7 +8,8 @@
 //
 // A batch is ready when the queue's head request has waited
 // max_queue_delay_us, or the compatible requests at the head fill
-// max_batch_size, or they reach the largest preferred batch size, or the model
+// max_items() (max_batch_size, or the calibrated cap), or they reach the
+// largest preferred batch size, or the model
 // has no delay configured, or another executor is idle (batching never leaves
 // a core idle: it trades latency for throughput only when cores are busy). Requests join a batch when their non-batch shapes
 // equal the head's, or when every input whose shape differs declares a
@@ -53,6 +54,14 @@ class ModelQueue {
   // scheduler's mutex while a handle on the queue is held.
   BatchRunner& runner() { return runner_; }
   const config::ModelConfig& config() const { return spec_.config; }
+
+  // Batch sizes measured at load (see batch_calibration.h): once calibrated,
+  // batches are formed up to its max_batch, and its chosen sizes replace
+  // preferred_batch_sizes. Uncalibrated: the config's values apply.
+  void SetCalibration(BatchCalibration calibration);
+  const BatchCalibration& calibration() const { return calibration_; }
+  // The largest batch this queue forms, in items.
+  int max_items() const;
 
   // Fails with kResourceExhausted when max_queue_size requests are queued.
   Status Push(QueuedRequest entry);
@@ -104,6 +113,8 @@ class ModelQueue {
 
   ModelSpec spec_;
   BatchRunner runner_;
+  BatchCalibration calibration_;
+  std::vector<int> preferred_;  // the config's preferred sizes, or the calibrated ones
   std::map<int, std::deque<QueuedRequest>> levels_;  // LevelKey(priority) -> FIFO
   size_t size_ = 0;
   uint64_t next_seq_ = 0;

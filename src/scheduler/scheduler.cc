@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +20,13 @@ namespace {
 int64_t MicrosBetween(TimePoint a, TimePoint b) {
   return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
 }
+
+// Work for one executor outside of batches (a model's calibration).
+struct ExecutorTask {
+  std::vector<int> executors;             // that may run it; empty = any
+  std::function<void(int executor)> run;  // on the executor, unlocked; must not throw
+  std::function<void()> cancel;           // instead of run, when stopping
+};
 
 }  // namespace
 
@@ -35,6 +44,7 @@ class Scheduler::Impl {
 
   void Stop() {
     std::vector<QueuedRequest> orphans;
+    std::deque<std::shared_ptr<ExecutorTask>> tasks;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
@@ -42,9 +52,11 @@ class Scheduler::Impl {
       for (auto& q : queues_) {
         for (auto& r : q->TakeAll()) orphans.push_back(std::move(r));
       }
+      tasks.swap(tasks_);
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
+    for (auto& t : tasks) t->cancel();
     for (auto& r : orphans) r.done(Unavailable("server is shutting down"));
   }
 
@@ -67,9 +79,15 @@ class Scheduler::Impl {
       q->metrics.cancelled = rejected("cancelled");
       q->metrics.draining = rejected("draining");
     }
+    Calibrate(*q);
     std::lock_guard<std::mutex> lock(mu_);
     queues_.push_back(q);
     return q;
+  }
+
+  BatchCalibration GetCalibration(const ModelQueue& queue) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue.calibration();
   }
 
   void RemoveModel(const std::shared_ptr<ModelQueue>& queue) {
@@ -180,6 +198,12 @@ class Scheduler::Impl {
         continue;
       }
       if (stopping_) return;
+      if (auto task = TakeTask(id)) {
+        lock.unlock();
+        task->run(id);
+        lock.lock();
+        continue;
+      }
       TimePoint wake = TimePoint::max();
       ModelQueue* q = PickReady(id, now, &wake);
       if (!q) {
@@ -242,6 +266,93 @@ class Scheduler::Impl {
     if (outstanding_ == 0) idle_cv_.notify_all();
   }
 
+  // Runs the model's calibration on an executor that may run it (before any
+  // batch: tasks come first), blocking the caller (the loading thread) until
+  // it is done; logs the table and exports it. Nothing to do for a model
+  // with max_batch_size 1 or `calibrate: false`.
+  void Calibrate(ModelQueue& q) {
+    const config::ModelConfig& config = q.config();
+    BatchCalibration result;
+    if (!options_.calibrate) {
+      result.note = "calibration is off for this server";
+    } else if (config.max_batch_size > 1 && config.dynamic_batching.calibrate) {
+      auto promise = std::make_shared<std::promise<BatchCalibration>>();
+      auto task = std::make_shared<ExecutorTask>();
+      task->executors = q.spec().executor_ids;
+      task->run = [this, &q, promise](int executor) {
+        CalibrationOptions o = options_.calibration;
+        const bool single = options_.executors[static_cast<size_t>(executor)].num_threads <= 1;
+        if (!o.timer) o.timer = single ? ThreadCpuTimer() : WallTimer();
+        try {
+          BatchCalibration c = q.runner().Calibrate(o);
+          if (c.calibrated) c.note += single ? ", executor thread CPU time" : ", wall time";
+          promise->set_value(std::move(c));
+        } catch (...) {
+          BatchCalibration failed;
+          failed.note = "not calibrated: it threw";
+          promise->set_value(failed);
+        }
+      };
+      task->cancel = [promise] {
+        BatchCalibration none;
+        none.note = "not calibrated: the server stopped first";
+        promise->set_value(none);
+      };
+      auto done = promise->get_future();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) {
+          task->cancel();
+        } else {
+          tasks_.push_back(task);
+        }
+      }
+      cv_.notify_all();
+      result = done.get();
+    } else {
+      result = q.runner().Calibrate(options_.calibration);  // only explains why not
+    }
+    const std::string& name = q.spec().name;
+    if (result.calibrated) {
+      spdlog::info("model '{}': batch sizes calibrated in {:.2f} s ({}): up to {}", name,
+                   result.seconds, result.note, result.max_batch);
+      for (const std::string& line : FormatCalibration(result)) {
+        spdlog::info("model '{}':   {}", name, line);
+      }
+    } else {
+      spdlog::info("model '{}': batch sizes not calibrated: {}", name, result.note);
+    }
+    if (metrics::Registry* r = options_.metrics) {
+      const metrics::Labels model = {{"model", q.config().name}, {"version", q.spec().version}};
+      r->GetGauge("inferd_batch_size_limit",
+                  "largest batch the model's queue forms (calibrated, or max_batch_size)", model)
+          .Set(result.calibrated ? result.max_batch : config.max_batch_size);
+      for (const auto& size : result.sizes) {
+        metrics::Labels labels = model;
+        labels["batch_size"] = std::to_string(size.batch);
+        labels["chosen"] = size.chosen ? "true" : "false";
+        r->GetGauge("inferd_batch_calibration_seconds",
+                    "measured time of one batch of this size at load", labels)
+            .Set(size.latency_ms / 1e3);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    q.SetCalibration(std::move(result));
+  }
+
+  // Takes a task this executor may run; null when none.
+  std::shared_ptr<ExecutorTask> TakeTask(int executor) {
+    for (auto it = tasks_.begin(); it != tasks_.end(); ++it) {
+      const auto& allowed = (*it)->executors;
+      if (allowed.empty() || std::find(allowed.begin(), allowed.end(), executor) != allowed.end()) {
+        auto task = *it;
+        tasks_.erase(it);
+        return task;
+      }
+    }
+    return nullptr;
+  }
+
   // The runner answers every request and never throws; this catch is the
   // last line that keeps the executor alive if even building its error
   // message failed (e.g. out of memory twice).
@@ -259,6 +370,7 @@ class Scheduler::Impl {
   std::condition_variable cv_;       // work arrived, or a slot freed
   std::condition_variable idle_cv_;  // outstanding_ reached 0
   std::vector<std::shared_ptr<ModelQueue>> queues_;  // guarded by mu_
+  std::deque<std::shared_ptr<ExecutorTask>> tasks_;   // guarded by mu_: run before batches
   size_t outstanding_ = 0;                           // guarded by mu_: queued + running
   int idle_ = 0;                                     // guarded by mu_: executors waiting for work
   bool draining_ = false;                            // guarded by mu_
@@ -288,5 +400,8 @@ void Scheduler::StopAccepting() { impl_->StopAccepting(); }
 bool Scheduler::WaitIdle(TimePoint deadline) { return impl_->WaitIdle(deadline); }
 size_t Scheduler::num_executors() const { return impl_->num_executors(); }
 size_t Scheduler::QueueDepth(const ModelQueue& queue) const { return impl_->QueueDepth(queue); }
+BatchCalibration Scheduler::GetCalibration(const ModelQueue& queue) const {
+  return impl_->GetCalibration(queue);
+}
 
 }  // namespace inferd::scheduler

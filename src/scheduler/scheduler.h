@@ -25,6 +25,7 @@
 #include "common/status.h"
 #include "config/model_config.h"
 #include "metrics/registry.h"
+#include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
 
 namespace inferd::scheduler {
@@ -62,12 +63,20 @@ class Scheduler {
     Clock* clock = Clock::Real();
     // Queue depth, batch sizes and rejections by reason; may be null.
     metrics::Registry* metrics = nullptr;
+    // Measure each model's batch sizes at AddModel (on an executor) and form
+    // only those that pay (batch_calibration.h). A model's config may still
+    // say `calibrate: false`. Tests of batch formation turn it off.
+    bool calibrate = true;
+    CalibrationOptions calibration;
   };
 
   static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);
   ~Scheduler();  // stops the executors; queued requests complete with kUnavailable
 
   // Registers a model version. The returned queue stays valid while held.
+  // Blocks while the model's batch sizes are calibrated on an executor (up to
+  // about CalibrationOptions::budget_s; nothing for max_batch_size 1 or
+  // `calibrate: false`): call it from a loading thread, never an executor.
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec);
   // Stops accepting requests for `queue`; requests already queued still run.
   void RemoveModel(const std::shared_ptr<ModelQueue>& queue);
@@ -88,6 +97,8 @@ class Scheduler {
   size_t num_executors() const;
   // Requests queued (not yet running) for one model.
   size_t QueueDepth(const ModelQueue& queue) const;
+  // What calibration measured and chose for one model (a copy).
+  BatchCalibration GetCalibration(const ModelQueue& queue) const;
 
  private:
   class Impl;

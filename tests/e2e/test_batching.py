@@ -16,7 +16,7 @@ from conftest import copy_model, load_reference, stop_and_check
 from inferd_e2e import (assert_same, get, infer_json, metric_sum_model, parse_infer_response,
                         parse_metrics, post, wait_until)
 
-BATCHING = "dynamic_batching: {max_queue_delay_us: 20000}\n"
+BATCHING = "dynamic_batching: {max_queue_delay_us: 20000, calibrate: false}\n"  # formation as configured
 SLOW_ITERATIONS = 150  # about 100 ms of matrix products per request
 
 

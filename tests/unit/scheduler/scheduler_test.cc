@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <future>
+#include <map>
 
 #include "backend/fake/fake_backend.h"
 #include "unit/scheduler/test_util.h"
@@ -28,6 +29,7 @@ class SchedulerTest : public ::testing::Test {
     opts.executors.assign(static_cast<size_t>(executors), ExecutorSpec{});
     opts.clock = &clock_;
     opts.metrics = &registry_;
+    opts.calibrate = false;  // batch formation as configured (calibration: its own tests)
     auto s = Scheduler::Create(opts);
     ASSERT_TRUE(s.ok());
     scheduler_ = std::move(*s);
@@ -112,6 +114,7 @@ TEST_F(SchedulerTest, AHookThatThrowsAnswers500AndTheExecutorLivesOn) {
   Scheduler::Options opts;
   opts.executors.assign(1, ExecutorSpec{});
   opts.clock = &clock_;
+  opts.calibrate = false;
   scheduler_ = std::move(*Scheduler::Create(opts));
   auto config = Config(8);
   config.preprocess.kind = "image";  // raw payloads are accepted
@@ -142,6 +145,57 @@ TEST_F(SchedulerTest, AHookThatThrowsAnswers500AndTheExecutorLivesOn) {
   auto next = submit("fine");  // the same (only) executor serves on
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   EXPECT_EQ(Floats(next->outputs[0].tensor), (std::vector<float>{7, 8}));
+}
+
+TEST_F(SchedulerTest, CalibrationAtAddModelCapsTheBatches) {
+  Scheduler::Options opts;
+  opts.executors.assign(1, ExecutorSpec{});
+  opts.clock = &clock_;
+  opts.metrics = &registry_;
+  auto config = Config(8);
+  model_ = std::make_shared<backend::FakeModel>(config);
+  // Per item: 3 ms at batch 1, 2 ms at batch 2, 2.5 ms at 4 and 8: batch 2 pays.
+  const std::map<int, double> cost = {{1, 3}, {2, 4}, {4, 10}, {8, 20}};
+  opts.calibration.timer = [model = model_, cost](const std::function<void()>& call) {
+    call();
+    return cost.at(static_cast<int>(model->batch_sizes().back()));
+  };
+  scheduler_ = std::move(*Scheduler::Create(opts));
+  ModelSpec spec;
+  spec.name = "m:1";
+  spec.version = "1";
+  spec.config = config;
+  spec.model = model_;
+  queue_ = scheduler_->AddModel(std::move(spec));  // returns once calibrated
+  const BatchCalibration c = scheduler_->GetCalibration(*queue_);
+  ASSERT_TRUE(c.calibrated) << c.note;
+  EXPECT_EQ(c.max_batch, 2);
+  EXPECT_EQ(c.chosen_sizes(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(registry_.GetGauge("inferd_batch_size_limit", "", {{"model", "m"}, {"version", "1"}})
+                .value(),
+            2);
+  EXPECT_EQ(registry_
+                .GetGauge("inferd_batch_calibration_seconds", "",
+                          {{"model", "m"}, {"version", "1"}, {"batch_size", "4"}, {"chosen", "false"}})
+                .value(),
+            0.010);
+  // 6 requests queued behind a running one run in batches of 2, not 6.
+  const size_t calibration_calls = model_->batch_sizes().size();
+  model_->CloseGate();
+  auto first = Submit(0);
+  model_->WaitForCalls(calibration_calls + 1);
+  std::vector<std::future<StatusOr<InferenceResponse>>> rest;
+  for (int i = 1; i <= 6; ++i) rest.push_back(Submit(static_cast<float>(i)));
+  model_->OpenGate();
+  ASSERT_TRUE(first.get().ok());
+  for (auto& f : rest) {
+    auto res = f.get();
+    ASSERT_TRUE(res.ok());
+    EXPECT_EQ(res->batch_size, 2);
+  }
+  const auto sizes = model_->batch_sizes();
+  EXPECT_EQ(std::vector<int64_t>(sizes.begin() + static_cast<long>(calibration_calls), sizes.end()),
+            (std::vector<int64_t>{1, 2, 2, 2}));
 }
 
 TEST_F(SchedulerTest, FullQueueIsRefusedAtOnce) {

@@ -1,0 +1,67 @@
+// BatchCalibration: which batch sizes pay for a model on this machine,
+// measured once at load on an executor (BatchRunner::Calibrate) and used by
+// the model's queue to form batches.
+//
+// A batch is worth forming only when it costs less per item than smaller
+// ones: with a slow allocator a batch of 8 cost 5x a batch of 1 per item, and
+// on a heavy model a large batch makes the unlucky requests wait for a whole
+// batch before their own. The measured sizes are 1, 2, 4, ... up to
+// max_batch_size (and max_batch_size itself); a size is chosen when its cost
+// per item is at least `min_gain` below the best of the smaller sizes. The
+// queue forms batches of up to the largest chosen size (`max_batch`), and
+// never one whose size costs more per item than batch 1.
+//
+// Plain data and pure functions; thread-safe.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace inferd::scheduler {
+
+// Runs `call` and returns what it cost, in ms.
+using CallTimer = std::function<double(const std::function<void()>& call)>;
+// The calling thread's CPU time: for an executor whose intra-op pool is that
+// one thread, a figure that a loaded machine does not inflate.
+CallTimer ThreadCpuTimer();
+// Wall time, for executors with several intra-op threads.
+CallTimer WallTimer();
+
+struct CalibrationOptions {
+  double budget_s = 1.5;  // measuring stops growing the ladder past this
+  int max_rounds = 5;     // timed passes over the ladder (at least 2 when they fit)
+  double min_gain = 0.05;  // a larger size must save this share of the cost per item
+  // How calls are timed; empty: ThreadCpuTimer on single-threaded
+  // executors, else WallTimer. Tests inject a fake.
+  CallTimer timer;
+};
+
+struct BatchCalibration {
+  struct Size {
+    int batch = 0;
+    double latency_ms = 0;   // the fastest of the timed calls at this size
+    double ms_per_item = 0;
+    bool chosen = false;
+  };
+  bool calibrated = false;  // false: not measured (see note); the config's sizes apply
+  std::string note;         // why not measured, or how (rounds, clock)
+  std::vector<Size> sizes;  // ascending
+  int max_batch = 0;        // the largest chosen size; 0 when not calibrated
+  double seconds = 0;       // what the calibration cost at load
+
+  // The chosen sizes, ascending (1 first).
+  std::vector<int> chosen_sizes() const;
+};
+
+// The ladder to measure for `max_batch_size`: 1, 2, 4, ... and the max itself.
+std::vector<int> CalibrationLadder(int max_batch_size);
+
+// Marks the chosen sizes and max_batch from measured latencies (ascending
+// batch, latency_ms set). Pure.
+void ChooseBatchSizes(double min_gain, BatchCalibration* calibration);
+
+// One line per size, for the log: "batch 4: 8.1 ms, 2.02 ms/item, chosen".
+std::vector<std::string> FormatCalibration(const BatchCalibration& calibration);
+
+}  // namespace inferd::scheduler

@@ -1,0 +1,135 @@
+#include "scheduler/batch_calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "backend/fake/fake_backend.h"
+#include "scheduler/batch_runner.h"
+#include "unit/scheduler/test_util.h"
+
+namespace inferd::scheduler {
+namespace {
+
+using testing::Config;
+
+BatchCalibration Table(const std::map<int, double>& latency_ms) {
+  BatchCalibration c;
+  for (const auto& [b, ms] : latency_ms) c.sizes.push_back({b, ms, 0, false});
+  return c;
+}
+
+TEST(BatchCalibrationTest, LadderIsPowersOfTwoAndTheMax) {
+  EXPECT_EQ(CalibrationLadder(8), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(CalibrationLadder(6), (std::vector<int>{1, 2, 4, 6}));
+  EXPECT_EQ(CalibrationLadder(2), (std::vector<int>{1, 2}));
+  EXPECT_EQ(CalibrationLadder(1), (std::vector<int>{1}));
+}
+
+TEST(BatchCalibrationTest, ChoosesEverySizeWhoseCostPerItemFalls) {
+  // MobileNetV3-small with a good allocator: 3.1, 2.5, 2.1, 2.1 ms per item.
+  BatchCalibration c = Table({{1, 3.1}, {2, 5.0}, {4, 8.4}, {8, 16.8}});
+  ChooseBatchSizes(0.05, &c);
+  EXPECT_EQ(c.chosen_sizes(), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(c.max_batch, 4);  // batch 8 saves nothing per item over 4
+  EXPECT_DOUBLE_EQ(c.sizes[2].ms_per_item, 2.1);
+}
+
+TEST(BatchCalibrationTest, NeverChoosesASizeThatCostsMorePerItemThanBatchOne) {
+  // glibc's defaults: batch 1 at 3.1 ms, larger batches 13-16 ms per item.
+  BatchCalibration c = Table({{1, 3.1}, {2, 28}, {4, 60}, {8, 125}});
+  ChooseBatchSizes(0.05, &c);
+  EXPECT_EQ(c.chosen_sizes(), (std::vector<int>{1}));
+  EXPECT_EQ(c.max_batch, 1);
+}
+
+TEST(BatchCalibrationTest, ASmallGainIsNotWorthABatch) {
+  // ResNet-50: 95 ms at batch 1, 2% less per item at batch 2.
+  BatchCalibration c = Table({{1, 95}, {2, 186}});
+  ChooseBatchSizes(0.05, &c);
+  EXPECT_EQ(c.max_batch, 1);
+  ChooseBatchSizes(0.01, &c);
+  EXPECT_EQ(c.max_batch, 2);
+}
+
+// Calibrate with a fake model and a fake timer: each call "costs" what
+// cost_ms says for the batch the model just ran.
+class CalibrateTest : public ::testing::Test {
+ protected:
+  BatchCalibration Run(config::ModelConfig config, std::map<int, double> cost_ms,
+                       CalibrationOptions options = {}) {
+    auto model = std::make_shared<backend::FakeModel>(config);
+    model_ = model;
+    BatchRunner::Options o;
+    o.name = "m:1";
+    o.config = config;
+    o.model = model;
+    BatchRunner runner(std::move(o));
+    options.timer = [model, cost_ms](const std::function<void()>& call) {
+      call();
+      const int batch = static_cast<int>(model->batch_sizes().back());
+      return cost_ms.at(batch);
+    };
+    return runner.Calibrate(options);
+  }
+  std::shared_ptr<backend::FakeModel> model_;
+};
+
+TEST_F(CalibrateTest, MeasuresTheLadderOnZeroInputsAndChooses) {
+  BatchCalibration c = Run(Config(8), {{1, 3.0}, {2, 5.0}, {4, 8.0}, {8, 17.0}});
+  ASSERT_TRUE(c.calibrated) << c.note;
+  ASSERT_EQ(c.sizes.size(), 4u);
+  EXPECT_EQ(c.sizes[3].batch, 8);
+  EXPECT_DOUBLE_EQ(c.sizes[3].latency_ms, 17.0);
+  EXPECT_EQ(c.max_batch, 4);
+  // Two warm-up calls per size, then timed rounds over all sizes.
+  const auto sizes = model_->batch_sizes();
+  EXPECT_EQ(std::vector<int64_t>(sizes.begin(), sizes.begin() + 8),
+            (std::vector<int64_t>{1, 1, 2, 2, 4, 4, 8, 8}));
+  EXPECT_EQ((sizes.size() - 8) % 4, 0u);
+  EXPECT_GE(sizes.size(), 8u + 2 * 4);
+  for (const auto& call : model_->calls()) {
+    for (float v : testing::Floats(call[0].tensor)) ASSERT_EQ(v, 0);
+  }
+}
+
+TEST_F(CalibrateTest, TheBudgetStopsTheLadder) {
+  CalibrationOptions options;
+  options.budget_s = 1e-3;  // 1 ms: not even batch 2 fits after batch 1's 3 ms
+  BatchCalibration c = Run(Config(8), {{1, 3.0}, {2, 5.0}}, options);
+  ASSERT_TRUE(c.calibrated);
+  ASSERT_EQ(c.sizes.size(), 1u);
+  EXPECT_EQ(c.max_batch, 1);
+  EXPECT_NE(c.note.find("ladder stopped before batch 2"), std::string::npos) << c.note;
+}
+
+TEST_F(CalibrateTest, ModelsThatCannotBeMeasuredKeepTheirConfig) {
+  EXPECT_FALSE(Run(Config(1), {}).calibrated);
+  auto off = Config(8);
+  off.dynamic_batching.calibrate = false;
+  BatchCalibration c = Run(off, {});
+  EXPECT_FALSE(c.calibrated);
+  EXPECT_EQ(c.note, "calibrate: false in config.yaml");
+  BatchCalibration variable = Run(Config(8, 0, {-1}), {});
+  EXPECT_FALSE(variable.calibrated);
+  EXPECT_NE(variable.note.find("variable dims"), std::string::npos);
+  EXPECT_TRUE(model_->batch_sizes().empty());
+}
+
+TEST_F(CalibrateTest, AModelThatFailsIsNotCalibrated) {
+  auto config = Config(8);
+  auto model = std::make_shared<backend::FakeModel>(config);
+  model->FailWith(Internal("zeros are not an image"));
+  BatchRunner::Options o;
+  o.name = "m:1";
+  o.config = config;
+  o.model = model;
+  CalibrationOptions options;
+  options.timer = WallTimer();
+  BatchCalibration c = BatchRunner(std::move(o)).Calibrate(options);
+  EXPECT_FALSE(c.calibrated);
+  EXPECT_NE(c.note.find("zeros are not an image"), std::string::npos) << c.note;
+}
+
+}  // namespace
+}  // namespace inferd::scheduler
