@@ -78,6 +78,9 @@ int main(int argc, char** argv) {
   p->add_option("--profile-warmup", profile.profile.warmup_runs, "unmeasured forwards first")
       ->needs(store_flag)
       ->capture_default_str();
+  p->add_flag("--profile-batched", profile.profile.batched,
+              "core_ms per item at the batch size calibration chooses, not at batch 1")
+      ->needs(store_flag);
   p->add_option("--variable-dim", profile.profile.variable_dim,
                 "length of -1 dims when profiling (0: a text model's max_length, else 1)")
       ->needs(store_flag)

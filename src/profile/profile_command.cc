@@ -66,19 +66,28 @@ std::string FormatModelsFile(const std::vector<ModelProfile>& profiles,
   std::string text =
       "# Measured by `inferd plan --profile-store " + options.store_dir + "`; rps from " +
       (options.rps_file.empty() ? "--default-rps" : options.rps_file) + ".\n" +
-      "# core_ms: median thread CPU time of " + std::to_string(options.profile.runs) +
-      " batch-1 forwards on one intra-op thread, after " +
-      std::to_string(options.profile.warmup_runs) + " warm-up forwards.\n" +
+      (options.profile.batched
+           ? std::string("# core_ms: thread CPU time per item at the largest batch size that ") +
+                 "calibration chose (one intra-op thread;\n# batch 1 for models without "
+                 "batching), as the queue forms batches at peak.\n"
+           : "# core_ms: median thread CPU time of " + std::to_string(options.profile.runs) +
+                 " batch-1 forwards on one intra-op thread, after " +
+                 std::to_string(options.profile.warmup_runs) + " warm-up forwards.\n") +
       "# memory: the larger of the model's stated weight bytes and the resident memory its load\n"
       "# and forwards added (rounded up to KiB).\n"
       "models:\n";
   for (size_t i = 0; i < profiles.size(); ++i) {
     const ModelProfile& p = profiles[i];
+    const double core_ms = options.profile.batched ? p.core_ms_batched : p.core_ms;
     text += "  - {name: " + p.name + ", rps: " + Fixed("%.6g", rps[i]) +
-            ", core_ms: " + Fixed("%.4f", p.core_ms) + ", memory: " + KiB(p.memory_bytes) +
-            "}  # version " + std::to_string(p.version) + ", " + p.inputs + "; core_ms " +
-            Fixed("%.4f", p.core_ms_min) + ".." + Fixed("%.4f", p.core_ms_max) + ", process CPU " +
-            Fixed("%.4f", p.process_cpu_ms) + " ms/forward; weights " +
+            ", core_ms: " + Fixed("%.4f", core_ms) + ", memory: " + KiB(p.memory_bytes) +
+            "}  # version " + std::to_string(p.version) + ", " + p.inputs + "; batch 1 " +
+            Fixed("%.4f", p.core_ms) + " ms (" + Fixed("%.4f", p.core_ms_min) + ".." +
+            Fixed("%.4f", p.core_ms_max) + ")" +
+            (options.profile.batched ? ", batch " + std::to_string(p.batch) + " " +
+                                           Fixed("%.4f", p.core_ms_batched) + " ms/item"
+                                     : "") +
+            ", process CPU " + Fixed("%.4f", p.process_cpu_ms) + " ms/forward; weights " +
             (p.weight_bytes > 0 ? plan::FormatBytesShort(p.weight_bytes) : "not stated") +
             ", resident +" + plan::FormatBytesShort(p.resident_bytes) + "\n";
   }
@@ -98,8 +107,9 @@ int RunProfiledPlan(const ProfileCommandOptions& options, const plan::PlanComman
     return 2;
   }
   auto profiles = ProfileModels(
-      backend, options.store_dir, *models, options.profile, [&err](const ModelProfile& p) {
-        err << "profiled " << p.name << ": core_ms " << Fixed("%.4f", p.core_ms) << ", memory "
+      backend, options.store_dir, *models, options.profile, [&](const ModelProfile& p) {
+        const double core_ms = options.profile.batched ? p.core_ms_batched : p.core_ms;
+        err << "profiled " << p.name << ": core_ms " << Fixed("%.4f", core_ms) << ", memory "
             << plan::FormatBytesShort(p.memory_bytes) << "\n";
       });
   if (!profiles.ok()) {

@@ -29,7 +29,7 @@ void FillUniform(Tensor& t, std::mt19937& rng) {
 }  // namespace
 
 StatusOr<std::vector<NamedTensor>> MakeProfileInputs(const config::ModelConfig& config,
-                                                     int64_t variable_dim) {
+                                                     int64_t variable_dim, int batch) {
   const std::string where = "model '" + config.name + "': ";
   if (variable_dim < 1) {
     return InvalidArgument(where + "the length of variable dims must be >= 1, got " +
@@ -43,7 +43,7 @@ StatusOr<std::vector<NamedTensor>> MakeProfileInputs(const config::ModelConfig& 
   std::mt19937 rng(42);
   std::vector<NamedTensor> inputs;
   for (const auto& spec : config.inputs) {
-    Shape shape = {1};
+    Shape shape = {batch};
     for (int64_t d : spec.dims) shape.push_back(d < 0 ? variable_dim : d);
     if (spec.dtype == DataType::kBytes) {
       return InvalidArgument(where + "input '" + spec.name +

@@ -1,6 +1,6 @@
-// The inputs the profiler feeds a model: one request (batch 1) of the shape
-// its config.yaml declares, so that the CPU time measured is what one request
-// of that model costs.
+// The inputs the profiler feeds a model: one request (batch 1, or `batch`
+// items for the batched figure) of the shape its config.yaml declares, so
+// that the CPU time measured is what a request of that model costs.
 //
 // Values: floating inputs (FP32, FP64) are seeded uniform in [-1, 1) (a
 // model's arithmetic does not depend on the values, but zeros could hit
@@ -29,6 +29,6 @@ int64_t DefaultVariableDim(const config::ModelConfig& config);
 // kInvalidArgument naming the model and input for BYTES inputs or a
 // variable_dim below 1.
 StatusOr<std::vector<NamedTensor>> MakeProfileInputs(const config::ModelConfig& config,
-                                                     int64_t variable_dim);
+                                                     int64_t variable_dim, int batch = 1);
 
 }  // namespace inferd::profile

@@ -10,6 +10,7 @@
 #include "config/model_config.h"
 #include "memory/allocator.h"
 #include "profile/profile_inputs.h"
+#include "scheduler/batch_calibration.h"
 
 namespace inferd::profile {
 namespace fs = std::filesystem;
@@ -56,6 +57,39 @@ Status Named(const std::string& model, const Status& s) {
   const std::string tag = "model '" + model + "'";
   if (s.message().find(tag) != std::string::npos) return InvalidArgument(s.message());
   return InvalidArgument(tag + ": " + s.message());
+}
+
+// Calibrates the batch sizes as the server does at load, in thread CPU time.
+Status CalibrateBatches(backend::Model& model, const config::ModelConfig& config,
+                        int64_t variable_dim, int rounds, ModelProfile* p) {
+  scheduler::BatchCalibration calibration;
+  std::vector<std::vector<NamedTensor>> inputs;
+  for (int b : scheduler::CalibrationLadder(config.max_batch_size)) {
+    ASSIGN_OR_RETURN(auto in, MakeProfileInputs(config, variable_dim, b));
+    inputs.push_back(std::move(in));
+    calibration.sizes.push_back({b, 0, 0, false});
+  }
+  const scheduler::CallTimer timer = scheduler::ThreadCpuTimer();
+  for (int r = -1; r < std::max(rounds, 1); ++r) {  // round -1 warms each size up
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Status status;
+      const double ms = timer([&] { status = model.Execute(inputs[i]).status(); });
+      if (!status.ok()) {
+        return InvalidArgument("a forward of batch " + std::to_string(calibration.sizes[i].batch) +
+                               " on generated inputs failed: " + status.message());
+      }
+      double& best = calibration.sizes[i].latency_ms;
+      if (r >= 0 && (best == 0 || ms < best)) best = ms;
+    }
+  }
+  scheduler::ChooseBatchSizes(scheduler::CalibrationOptions().min_gain, &calibration);
+  for (const auto& s : calibration.sizes) {
+    if (s.batch == calibration.max_batch) {
+      p->batch = s.batch;
+      p->core_ms_batched = s.ms_per_item;
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -135,6 +169,11 @@ StatusOr<ModelProfile> ProfileModel(backend::Backend& backend, const std::string
   p.core_ms_min = *std::min_element(cpu_ms.begin(), cpu_ms.end());
   p.core_ms_max = *std::max_element(cpu_ms.begin(), cpu_ms.end());
   p.memory_bytes = std::max(p.weight_bytes, p.resident_bytes);
+  p.core_ms_batched = p.core_ms;
+  if (options.batched && config->max_batch_size > 1) {
+    Status s = CalibrateBatches(*m, *config, variable_dim, options.batched_rounds, &p);
+    if (!s.ok()) return Named(model, s);
+  }
   m.reset();
   memory::ReleaseFreeMemory();
   return p;

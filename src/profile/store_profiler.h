@@ -12,6 +12,13 @@
 // machine do not inflate it; the process's CPU time per forward is recorded
 // beside it, to show whether work escaped to other threads.
 //
+// With `batched`, the model's batch sizes are also calibrated the way the
+// server does at load (scheduler/batch_calibration.h: sizes 1, 2, 4, ...
+// max_batch_size, each timed in thread CPU time, keeping its fastest call;
+// a size is chosen when it saves 5% per item): core_ms_batched is the cost
+// per item at the largest chosen size, what a request costs when the queue
+// is full enough to form those batches, as it is at peak.
+//
 // Memory: the resident memory (VmRSS) the load and the runs added, with free
 // heap handed back to the system (memory::ReleaseFreeMemory) before the load
 // so that an earlier model's freed pages are not reused unseen; and
@@ -41,6 +48,10 @@ struct ProfileOptions {
   int runs = 20;
   // Length of -1 dims; 0 = DefaultVariableDim (the text tokenizer's max_length, else 1).
   int64_t variable_dim = 0;
+  // Also calibrate the batch sizes (core_ms_batched, batch).
+  bool batched = false;
+  // Timed passes over the batch sizes when batched; each size keeps its fastest call.
+  int batched_rounds = 3;
 };
 
 struct ModelProfile {
@@ -51,6 +62,8 @@ struct ModelProfile {
   double core_ms_min = 0;      // fastest measured forward
   double core_ms_max = 0;      // slowest measured forward
   double process_cpu_ms = 0;   // process CPU ms per measured forward (all threads)
+  int batch = 1;               // with batched: the largest size calibration chose
+  double core_ms_batched = 0;  // with batched: thread CPU ms per item at `batch`
   int64_t weight_bytes = 0;    // Model::WeightBytes; 0 when the backend cannot tell
   int64_t resident_bytes = 0;  // VmRSS added by the load and the runs (0 if it fell)
   int64_t memory_bytes = 0;    // max(weight_bytes, resident_bytes): the plan's figure

@@ -125,6 +125,21 @@ def test_profile_measures_memory_and_core_ms_of_real_models(inferd_bin, profile_
     assert json.loads(again.stdout)["nodes"] == plan["nodes"]
 
 
+def test_batched_core_ms_is_the_cost_per_item_at_the_calibrated_size(inferd_bin, profile_store,
+                                                                     tmp_path):
+    r, saved = profile(inferd_bin, profile_store, tmp_path, "tiny_cnn: 100\nmlp: 20\nembed: 50\n",
+                       "--profile-batched")
+    assert r.returncode == 0, r.stderr
+    models = saved_models(saved)
+    assert sorted(models) == ["embed", "mlp", "tiny_cnn"], saved.read_text()
+    for name, (_, core_ms, _, comment) in models.items():
+        m = re.search(r"batch (\d+) ([\d.]+) ms/item", comment)
+        assert m, comment
+        assert float(m[2]) == core_ms
+        # tiny_cnn batches up to 8 (tools/models_test.py); the others have max_batch_size 1.
+        assert int(m[1]) in ((1, 2, 4, 8) if name == "tiny_cnn" else (1,)), comment
+
+
 def test_a_model_that_cannot_load_is_named_exit_2(inferd_bin, profile_store, tmp_path):
     store = tmp_path / "store"
     copy_model(profile_store, "tiny_cnn", store)
@@ -147,3 +162,7 @@ def test_rps_must_name_every_model_and_only_them(inferd_bin, profile_store, tmp_
     r = subprocess.run([inferd_bin, "plan", "--node-cores", "16", "--node-memory", "64Gi"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--models FILE or --profile-store DIR" in r.stderr, r.stderr
+    r = subprocess.run([inferd_bin, "plan", "--models", "m.yaml", "--rps", "rps.yaml",
+                        "--node-cores", "16", "--node-memory", "64Gi"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "--rps requires --profile-store" in r.stderr, r.stderr
