@@ -122,6 +122,45 @@ def wrk_table(out, configs, ref, headline):
     return "\n".join(lines)
 
 
+def read_proc(path):
+    with open(path) as f:
+        return {k: float(v) for k, v in (kv.split("=") for kv in f.read().split())}
+
+
+def proc_table(out, configs, headline):
+    """Per server, from <cfg>.r<N>.proc.before/.after around the wrk run
+    (bench_vs_python.sh): page faults and CPU per request, RSS; medians over rounds."""
+    lines = [f"| server ({headline}, wrk run) | minor faults / request | major faults / request | "
+             "CPU ms / request (server) | RSS MB (all its processes) |",
+             "|---|---:|---:|---:|---:|"]
+    any_row = False
+    for cfg in configs:
+        rows = []
+        for before in rounds(out, cfg, ".proc.before"):
+            after = before[:-len(".before")] + ".after"
+            wrk = before[:-len(".proc.before")] + ".wrk.txt"
+            if not os.path.exists(after) or not os.path.exists(wrk):
+                continue
+            requests = None
+            with open(wrk) as f:
+                for line in f:
+                    if line.startswith("WRK_JSON "):
+                        requests = json.loads(line[len("WRK_JSON "):])["requests"]
+            if not requests:
+                continue
+            b, a = read_proc(before), read_proc(after)
+            if a["procs"] != b["procs"] or a["minflt"] < b["minflt"]:
+                continue  # a worker died or was replaced during the run: the sums do not compare
+            rows.append(((a["minflt"] - b["minflt"]) / requests, (a["majflt"] - b["majflt"]) / requests,
+                         (a["cpu_s"] - b["cpu_s"]) * 1e3 / requests, a["rss_bytes"] / 2**20))
+        if not rows:
+            continue
+        any_row = True
+        med = [statistics.median(r[i] for r in rows) for i in range(4)]
+        lines.append(f"| {cfg} | {med[0]:.1f} | {med[1]:.2f} | {med[2]:.1f} | {med[3]:.0f} |")
+    return "\n".join(lines) if any_row else None
+
+
 COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
@@ -225,6 +264,11 @@ def main():
                              f"{ratio(w['ok_requests_per_s'], b['requests_per_s'])} |")
         print("\nThe two clients on the same step:\n")
         print("\n".join(lines))
+    procs = proc_table(args.out, configs, args.headline)
+    if procs:
+        print("\nThe servers' processes during the wrk run (/proc/PID/stat of the process group, "
+              "after minus before; CPU time has 10 ms ticks):\n")
+        print(procs)
     model = ""
     if os.path.exists(setup):
         with open(setup) as f:

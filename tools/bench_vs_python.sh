@@ -10,13 +10,14 @@
 #
 # MODEL is a model of $STORE (its highest version's model.pt is what both
 # servers load). Prints a side-by-side table with ratios and leaves everything
-# (JSON, CSV, SVG per server, wrk output, logs, /metrics of inferd) in $OUT.
+# (JSON, CSV, SVG per server, wrk output, logs, /metrics of inferd, the server
+# processes' page faults, RSS and CPU before and after the wrk run) in $OUT.
 #
 # Environment (defaults):
 #   STORE=examples/model-store  INFERD=build/inferd  PEERS=../shared/peers/fastapi_torch
 #   CONFIGS="inferd uvicorn1 gunicorn2 gunicorn2_t1"  (the modes of the peers' run.sh)
 #   CONCURRENCY=1,2,4,8  DURATION=5  WARMUP=3  WINDOWS=3  MAX_WINDOWS=6
-#   HEADLINE=4 (wrk's concurrency)  WRK_DURATION=15s  OUT=bench-out/<model>-<time>
+#   HEADLINE=4 (wrk's concurrency)  WRK_DURATION=15s  WRK_TIMEOUT=30s  OUT=bench-out/<model>-<time>
 #   ROUNDS=1 (run every configuration this many times, interleaved; the tables
 #             show the median of the rounds per step: a noisy machine needs 3)
 #   SERVE_ARGS="" (extra `inferd serve` flags)  BENCH_ARGS="" (extra `inferd bench` flags)
@@ -43,6 +44,7 @@ WINDOWS=${WINDOWS:-3}
 MAX_WINDOWS=${MAX_WINDOWS:-6}
 HEADLINE=${HEADLINE:-4}
 WRK_DURATION=${WRK_DURATION:-15s}
+WRK_TIMEOUT=${WRK_TIMEOUT:-30s}  # wrk's own default (2 s) counts a slow model's answers as errors
 ROUNDS=${ROUNDS:-1}
 OUT=$(realpath -m "${OUT:-bench-out/${MODEL}-$(date +%Y%m%d-%H%M%S)}")
 SERVE_ARGS=${SERVE_ARGS:-}
@@ -110,6 +112,31 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$TMP"' EXIT
 
+# The server's processes (its process group: gunicorn's master and workers
+# too), summed from /proc/PID/stat: minor and major page faults, RSS in bytes,
+# CPU seconds. Sampled around the wrk run, so that bench_compare.py can give
+# page faults per request in steady state for every server alike.
+proc_sample() {
+  $PY - "$SERVER_PID" <<'PYEOF'
+import os, sys
+pgid, page, hz = int(sys.argv[1]), os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
+minflt = majflt = rss = cpu = procs = 0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        continue
+    if int(rest[2]) != pgid:
+        continue
+    procs += 1
+    minflt += int(rest[7]); majflt += int(rest[9])
+    cpu += (int(rest[11]) + int(rest[12])) / hz
+    rss += int(rest[21]) * page
+print(f"procs={procs} minflt={minflt} majflt={majflt} rss_bytes={rss} cpu_s={cpu:.2f}")
+PYEOF
+}
+
 free_port() {
   $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -168,11 +195,13 @@ for cfg in $CONFIGS; do
     $BENCH_ARGS \
     | tee "$OUT/$tag.bench.txt" >&2
 
+  proc_sample > "$OUT/$tag.proc.before"
   WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE="$CONTENT_TYPE" \
-    wrk -t1 -c"$HEADLINE" -d"$WRK_DURATION" --latency -s tools/wrk_post_file.lua \
+    wrk -t1 -c"$HEADLINE" -d"$WRK_DURATION" --timeout "$WRK_TIMEOUT" --latency -s tools/wrk_post_file.lua \
     "http://127.0.0.1:$port/predictions/$MODEL" > "$OUT/$tag.wrk.txt" 2>&1 ||
     echo "bench_vs_python: wrk failed for $cfg (see $OUT/$tag.wrk.txt)" >&2
 
+  proc_sample > "$OUT/$tag.proc.after"
   if [ "$cfg" = inferd ]; then
     curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/$tag.metrics.txt" || true
   fi
