@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   s->add_option("--max-connections", serve.max_connections,
                 "open connections per HTTP port; past it new ones answer 503 (0 = no limit)")
       ->capture_default_str();
+  s->add_option("--max-queue-bytes", serve.max_queue_bytes,
+                "bytes of requests queued or running, all models; past it 503 (0 = no limit)")
+      ->capture_default_str();
 
   inferd::topology::TopologyCommandOptions topo;
   auto* t = app.add_subcommand("topology", "print the CPU budget and the core plan");

@@ -124,6 +124,7 @@ int RunServe(const ServeOptions& options) {
   for (const auto& e : plan->executors) so.executors.push_back({e.cores, e.num_threads});
   so.backend = backend->get();
   so.metrics = &registry;
+  so.max_queue_bytes = options.max_queue_bytes;
   auto scheduler = scheduler::Scheduler::Create(so);
   if (!scheduler.ok()) {
     spdlog::error("scheduler: {}", scheduler.status().message());

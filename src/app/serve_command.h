@@ -28,6 +28,7 @@ struct ServeOptions {
   size_t body_limit = 64u << 20; // larger request bodies answer 413
   int network_threads = 1;       // HTTP threads per port, and gRPC completion-queue threads
   int max_connections = 1000;    // per HTTP port; past it new connections answer 503 (0 = no limit)
+  size_t max_queue_bytes = 1ull << 30;  // requests held by the scheduler; past it 503 (0 = no limit)
 };
 
 // Returns the process exit code.

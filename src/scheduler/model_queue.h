@@ -36,6 +36,7 @@ struct QueuedRequest {
   Completion done;
   int items = 1;  // batch items this request carries
   uint64_t seq = 0;
+  size_t bytes = 0;  // its tensors and raw payloads, for Scheduler's max_queue_bytes
 };
 
 // What one executor runs: requests of one model, in order.
@@ -97,6 +98,7 @@ class ModelQueue {
     metrics::Counter* deadline = nullptr;
     metrics::Counter* cancelled = nullptr;
     metrics::Counter* draining = nullptr;
+    metrics::Counter* queue_bytes = nullptr;  // refused for max_queue_bytes
   };
   Metrics metrics;
 

@@ -28,11 +28,33 @@ struct ExecutorTask {
   std::function<void()> cancel;           // instead of run, when stopping
 };
 
+// The memory a request holds while the scheduler has it: its tensors (which
+// may borrow the request body) and raw payloads. Each part is at most a body,
+// so the sum cannot wrap.
+size_t RequestBytes(const InferenceRequest& r) {
+  size_t bytes = r.id.size();
+  for (const auto& in : r.inputs) bytes += in.tensor.byte_size();
+  for (const auto& raw : r.raw) bytes += raw.bytes.size() + raw.content_type.size();
+  return bytes;
+}
+
+size_t SumBytes(const std::vector<QueuedRequest>& requests) {
+  size_t bytes = 0;
+  for (const auto& r : requests) bytes += r.bytes;
+  return bytes;
+}
+
 }  // namespace
 
 class Scheduler::Impl {
  public:
-  explicit Impl(const Options& options) : options_(options) {}
+  explicit Impl(const Options& options) : options_(options) {
+    if (options_.metrics) {
+      held_bytes_gauge_ = &options_.metrics->GetGauge(
+          "inferd_queue_bytes", "bytes of requests queued or running, all models (--max-queue-bytes)",
+          {});
+    }
+  }
 
   ~Impl() { Stop(); }
 
@@ -53,6 +75,7 @@ class Scheduler::Impl {
         for (auto& r : q->TakeAll()) orphans.push_back(std::move(r));
       }
       tasks.swap(tasks_);
+      Release(SumBytes(orphans));
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
@@ -78,6 +101,7 @@ class Scheduler::Impl {
       q->metrics.deadline = rejected("deadline");
       q->metrics.cancelled = rejected("cancelled");
       q->metrics.draining = rejected("draining");
+      q->metrics.queue_bytes = rejected("queue_bytes");
     }
     Calibrate(*q);
     std::lock_guard<std::mutex> lock(mu_);
@@ -101,6 +125,7 @@ class Scheduler::Impl {
                      ValidateRequest(queue.config(), static_cast<bool>(queue.spec().hooks.preprocess),
                                      &request));
     request.enqueue_time = options_.clock->Now();
+    const size_t bytes = RequestBytes(request);
     if (request.deadline == TimePoint::max()) {
       request.deadline =
           request.enqueue_time + std::chrono::milliseconds(queue.config().request_timeout_ms);
@@ -112,11 +137,22 @@ class Scheduler::Impl {
         return Unavailable("server is draining: not accepting requests");
       }
       if (queue.removed) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
-      Status pushed = queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0});
+      const size_t max = options_.max_queue_bytes;
+      if (max > 0 && bytes > max - held_bytes_) {  // held_bytes_ <= max always
+        Count(queue.metrics.queue_bytes);
+        const std::string what = "the server holds " + std::to_string(held_bytes_) +
+                                 " bytes of queued and running requests; this one's " +
+                                 std::to_string(bytes) + " would pass its limit (--max-queue-bytes " +
+                                 std::to_string(max) + ")";
+        if (ShouldLog()) spdlog::warn("refusing requests with 503: {}", what);
+        return Unavailable(what + "; retry later");
+      }
+      Status pushed = queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0, bytes});
       if (!pushed.ok()) {
         Count(queue.metrics.queue_full);
         return pushed;
       }
+      Hold(bytes);
       ++outstanding_;
       SetDepth(queue);
     }
@@ -144,6 +180,11 @@ class Scheduler::Impl {
   }
 
   size_t num_executors() const { return options_.executors.size(); }
+
+  size_t HeldBytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_bytes_;
+  }
 
  private:
   // Picks the ready queue this executor should serve: highest priority head
@@ -193,8 +234,13 @@ class Scheduler::Impl {
                                   " ms in the queue and passed its deadline before compute"));
         }
         for (auto& r : cancelled) r.done(Cancelled("client went away before compute"));
+        const size_t n = expired.size() + cancelled.size();
+        const size_t bytes = SumBytes(expired) + SumBytes(cancelled);
+        expired.clear();  // their memory goes before their bytes are released
+        cancelled.clear();
         lock.lock();
-        Finish(expired.size() + cancelled.size());
+        Release(bytes);
+        Finish(n);
         continue;
       }
       if (stopping_) return;
@@ -231,9 +277,12 @@ class Scheduler::Impl {
       std::shared_ptr<ModelQueue> hold = Find(q);
       lock.unlock();
       const size_t n = batch.requests.size();
+      const size_t bytes = SumBytes(batch.requests);
       RunOnExecutor(*hold, batch, now);
+      batch.requests.clear();
       lock.lock();
       --q->running;
+      Release(bytes);
       Finish(n);
       cv_.notify_all();  // a concurrency slot freed; other executors may start
     }
@@ -259,6 +308,25 @@ class Scheduler::Impl {
   }
   static void SetDepth(const ModelQueue& q) {
     if (q.metrics.queue_depth) q.metrics.queue_depth->Set(static_cast<double>(q.size()));
+  }
+
+  void Hold(size_t bytes) {
+    held_bytes_ += bytes;
+    if (held_bytes_gauge_) held_bytes_gauge_->Set(static_cast<double>(held_bytes_));
+  }
+  void Release(size_t bytes) {
+    held_bytes_ -= bytes;
+    if (held_bytes_gauge_) held_bytes_gauge_->Set(static_cast<double>(held_bytes_));
+  }
+
+  // At most one log line per 10 s about refusals (a flood must not become a
+  // flood of log lines). Called with mu_ held.
+  bool ShouldLog() {
+    const TimePoint now = options_.clock->Now();
+    if (logged_once_ && now - last_refusal_log_ < std::chrono::seconds(10)) return false;
+    logged_once_ = true;
+    last_refusal_log_ = now;
+    return true;
   }
 
   void Finish(size_t n) {
@@ -372,6 +440,10 @@ class Scheduler::Impl {
   std::vector<std::shared_ptr<ModelQueue>> queues_;  // guarded by mu_
   std::deque<std::shared_ptr<ExecutorTask>> tasks_;   // guarded by mu_: run before batches
   size_t outstanding_ = 0;                           // guarded by mu_: queued + running
+  size_t held_bytes_ = 0;                            // guarded by mu_: their bytes
+  metrics::Gauge* held_bytes_gauge_ = nullptr;       // set before the executors start
+  bool logged_once_ = false;                         // guarded by mu_
+  TimePoint last_refusal_log_{};                     // guarded by mu_
   int idle_ = 0;                                     // guarded by mu_: executors waiting for work
   bool draining_ = false;                            // guarded by mu_
   bool stopping_ = false;                            // guarded by mu_
@@ -403,5 +475,6 @@ size_t Scheduler::QueueDepth(const ModelQueue& queue) const { return impl_->Queu
 BatchCalibration Scheduler::GetCalibration(const ModelQueue& queue) const {
   return impl_->GetCalibration(queue);
 }
+size_t Scheduler::HeldBytes() const { return impl_->HeldBytes(); }
 
 }  // namespace inferd::scheduler

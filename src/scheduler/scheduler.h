@@ -68,6 +68,12 @@ class Scheduler {
     // say `calibrate: false`. Tests of batch formation turn it off.
     bool calibrate = true;
     CalibrationOptions calibration;
+    // Bytes of requests the scheduler holds at once (queued or running: their
+    // tensors and raw payloads), all models together; past it Enqueue fails
+    // kUnavailable (503, as Triton answers a full queue) with a log line at most
+    // every 10 s. max_queue_size counts requests per model, and 128 requests of
+    // 64 MiB are 8 GiB: this bounds the memory. 0 = no limit.
+    size_t max_queue_bytes = 0;
   };
 
   static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);
@@ -85,7 +91,7 @@ class Scheduler {
   // scheduler owns the request and calls `done` exactly once, later, on an
   // executor thread. On error `done` is not called: kInvalidArgument (shape,
   // dtype, missing input...), kResourceExhausted (queue full), kUnavailable
-  // (draining or model removed).
+  // (draining, model removed, or max_queue_bytes held).
   Status Enqueue(ModelQueue& queue, InferenceRequest request, Completion done);
 
   // Refuses new requests from now on (kUnavailable); returns at once.
@@ -99,6 +105,8 @@ class Scheduler {
   size_t QueueDepth(const ModelQueue& queue) const;
   // What calibration measured and chose for one model (a copy).
   BatchCalibration GetCalibration(const ModelQueue& queue) const;
+  // Bytes of the requests queued or running, all models (see max_queue_bytes).
+  size_t HeldBytes() const;
 
  private:
   class Impl;

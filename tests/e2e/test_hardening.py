@@ -11,7 +11,9 @@ Against the real binary:
   - valid but unusual images (progressive, CMYK, 16-bit, palette, 1x1, EXIF
     rotated, ...; tools/make_unusual_images.py) answer 200 with the labels that
     PIL + torchvision + PyTorch give for the same file;
-  - --max-connections answers 503 past the limit.
+  - --max-connections answers 503 past the limit;
+  - --max-queue-bytes answers 503 when the requests the scheduler holds, all
+    models together, would pass it.
 """
 
 import http.client
@@ -243,6 +245,56 @@ def test_max_connections_answers_503_then_serves_again(server_factory, main_stor
             c.close()
         with open(s.stderr_path, "rb") as f:
             assert b"connections open (--max-connections 3)" in f.read()
+    finally:
+        stop_and_check(s)
+
+
+def queue_bytes_metrics(server):
+    from inferd_e2e import metric_sum, parse_metrics
+    samples = parse_metrics(get(server.metrics, "/metrics").body.decode())
+    return (metric_sum(samples, "inferd_queue_bytes"),
+            metric_sum(samples, "inferd_rejected_total", reason="queue_bytes"))
+
+
+def test_max_queue_bytes_answers_503_counting_every_model(server_factory, main_store):
+    import threading
+    from inferd_e2e import wait_until
+    s = server_factory(main_store, "hardening-queue-bytes", args=["--max-queue-bytes", "4096"])
+    try:
+        def identity(n):
+            return post(s.http, "/v2/models/identity_fp32/infer",
+                        {"inputs": [{"name": "input", "shape": [1, n], "datatype": "FP32",
+                                     "data": [1.0] * n}]})
+        # 8 KiB of floats alone is past the limit.
+        r = identity(2048)
+        assert r.status == 503, r
+        assert "--max-queue-bytes 4096" in r.error(), r.error()
+        # 2 KiB alone fits...
+        doc, out = parse_infer_response(identity(512))
+        assert out["output"].shape == (1, 512)
+        # ...but not while another model's request holds 3000 bytes (its id)
+        # for a few seconds.
+        slow = {"id": "x" * 3000,
+                "inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                            "data": [5000]}]}
+        answers = []
+        t = threading.Thread(target=lambda: answers.append(post(s.http, "/v2/models/slow/infer", slow)))
+        t.start()
+        try:
+            wait_until(lambda: queue_bytes_metrics(s)[0] >= 3000, 10, "the slow request held")
+            r = identity(512)
+            assert r.status == 503, r
+            assert "holds 30" in r.error(), r.error()
+        finally:
+            t.join(60)
+        assert answers and answers[0].status == 200, answers
+        # The answer goes out from the completion; the executor releases the
+        # request's bytes just after it.
+        wait_until(lambda: queue_bytes_metrics(s)[0] == 0, 10, "the slow request's bytes released")
+        assert identity(512).status == 200
+        assert queue_bytes_metrics(s) == (0, 2)
+        with open(s.stderr_path, "rb") as f:
+            assert b"(--max-queue-bytes 4096)" in f.read()
     finally:
         stop_and_check(s)
 

@@ -30,6 +30,7 @@ class SchedulerTest : public ::testing::Test {
     opts.clock = &clock_;
     opts.metrics = &registry_;
     opts.calibrate = false;  // batch formation as configured (calibration: its own tests)
+    opts.max_queue_bytes = max_queue_bytes_;
     auto s = Scheduler::Create(opts);
     ASSERT_TRUE(s.ok());
     scheduler_ = std::move(*s);
@@ -60,6 +61,7 @@ class SchedulerTest : public ::testing::Test {
   }
 
   FakeClock clock_;
+  size_t max_queue_bytes_ = 0;
   metrics::Registry registry_;
   std::unique_ptr<Scheduler> scheduler_;
   std::shared_ptr<backend::FakeModel> model_;
@@ -220,6 +222,50 @@ TEST_F(SchedulerTest, FullQueueIsRefusedAtOnce) {
   EXPECT_TRUE(running.get().ok());
   EXPECT_TRUE(q1.get().ok());
   EXPECT_TRUE(q2.get().ok());
+}
+
+// A request of n items holds 8n bytes ({n, 2} floats).
+TEST_F(SchedulerTest, BytesPastMaxQueueBytesAreRefused503UntilTheyAreAnswered) {
+  max_queue_bytes_ = 24;
+  Start(Config(4));
+  model_->CloseGate();
+  auto running = Submit(0);  // running bytes count too: they are still in memory
+  model_->WaitForCalls(1);
+  auto queued = Submit(1, 2);
+  EXPECT_EQ(scheduler_->HeldBytes(), 24u);
+  Status st;
+  auto refused = Submit(2, 1, TimePoint::max(), &st);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("--max-queue-bytes 24"), std::string::npos) << st.message();
+  EXPECT_EQ(registry_
+                .GetCounter("inferd_rejected_total", "",
+                            {{"model", "m"}, {"version", "1"}, {"reason", "queue_bytes"}})
+                .value(),
+            1);
+  EXPECT_EQ(registry_.GetGauge("inferd_queue_bytes", "", {}).value(), 24);
+  model_->OpenGate();
+  EXPECT_TRUE(running.get().ok());
+  EXPECT_TRUE(queued.get().ok());
+  ASSERT_TRUE(scheduler_->WaitIdle(clock_.Now() + std::chrono::seconds(10)));
+  EXPECT_EQ(scheduler_->HeldBytes(), 0u);
+  auto again = Submit(3, 3);  // 24 bytes: exactly the limit
+  EXPECT_TRUE(again.get().ok());
+}
+
+TEST_F(SchedulerTest, ExpiredAndCancelledRequestsGiveTheirBytesBack) {
+  max_queue_bytes_ = 1000;
+  Start(Config(1));
+  model_->CloseGate();
+  auto running = Submit(0);
+  model_->WaitForCalls(1);
+  auto expiring = Submit(1, 1, clock_.Now() + std::chrono::milliseconds(5));
+  EXPECT_EQ(scheduler_->HeldBytes(), 16u);
+  clock_.now_us += 10'000;
+  model_->OpenGate();
+  EXPECT_TRUE(running.get().ok());
+  EXPECT_EQ(expiring.get().status().code(), StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(scheduler_->WaitIdle(clock_.Now() + std::chrono::seconds(10)));
+  EXPECT_EQ(scheduler_->HeldBytes(), 0u);
 }
 
 TEST_F(SchedulerTest, ExpiredRequestIsDroppedBeforeCompute) {
