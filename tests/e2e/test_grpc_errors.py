@@ -202,8 +202,9 @@ def repo_server(server_factory, test_store, tmp_path_factory, grpc_modules):
     (store / "not_torchscript" / "config.yaml").write_text(PLAIN_CONFIG)
     (store / "not_torchscript" / "1" / "model.pt").write_bytes(b"not a TorchScript zip\n" * 10)
     s = server_factory(store, "grpc-repo", wait_ready=False, args=["--body-limit", "65536"])
-    wait_until(lambda: get(s.http, "/v2/models/identity_fp32/ready").status == 200, 60,
-               "identity_fp32 ready")
+    for name in ("identity_fp32", "plain"):  # the tests below count both as READY
+        wait_until(lambda: get(s.http, f"/v2/models/{name}/ready").status == 200, 60,
+                   f"{name} ready")
     wait_until(lambda: "model.pt" in get(s.http, "/v2/models/not_torchscript/ready").body.decode(),
                60, "not_torchscript reported with its error")
     client = GrpcClient(*grpc_modules, s.grpc)
