@@ -60,8 +60,9 @@ def slow_reference(store, model, iterations):
         return load_reference(store, model)(torch.tensor([[iterations]]))
 
 
-# Long calls for the drain test: about 0.3 s each on an idle machine.
-DRAIN_ITERATIONS = 3 * SLOW_ITERATIONS
+# Long calls: about 0.3 s each on an idle machine (longer under load), so that
+# the work queued ahead outlasts a slow client by a wide margin.
+LONG_ITERATIONS = 3 * SLOW_ITERATIONS
 
 
 def fill_queue(client, model, n, iterations=SLOW_ITERATIONS):
@@ -71,13 +72,16 @@ def fill_queue(client, model, n, iterations=SLOW_ITERATIONS):
 
 
 def test_grpc_deadline_drops_the_queued_request(slow_server, slow_store):
+    """The 0.3 s deadline must reach the server before it passes (a client
+    stalled that long on a loaded machine would expire it on its own side),
+    and then pass while 3+ calls of 0.3+ s each are ahead of it."""
     s, client = slow_server
-    ref = slow_reference(slow_store, "deadline_slow", SLOW_ITERATIONS)
+    ref = slow_reference(slow_store, "deadline_slow", LONG_ITERATIONS)
     dropped0 = rejected(s, "deadline_slow", "deadline")
-    busy = fill_queue(client, "deadline_slow", 6)
-    wait_until(lambda: queue_depth(s, "deadline_slow") >= 3, 30, "long calls queued")
+    busy = fill_queue(client, "deadline_slow", 6, LONG_ITERATIONS)
+    wait_until(lambda: queue_depth(s, "deadline_slow") >= 4, 30, "long calls queued")
     with pytest.raises(grpc.RpcError) as e:
-        client.infer("deadline_slow", slow_input(1), timeout=0.05)
+        client.infer("deadline_slow", slow_input(1), timeout=0.3)
     assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, e.value
     for i, f in enumerate(busy):
         assert_same(parse_response(f.result())["checksum"], ref, rtol=1e-4, what=f"call {i}")
@@ -191,13 +195,13 @@ def test_sigterm_drains_grpc(server_factory, slow_store, grpc_modules):
     server still had at least one to compute (a call's answer may reach this
     client a moment after the server sent it). A call that arrives after the
     drain, as the port closes, is cancelled by gRPC's own shutdown; no probe
-    is sent then. The queued calls are long (DRAIN_ITERATIONS) so that the
+    is sent then. The queued calls are long (LONG_ITERATIONS) so that the
     drain outlasts a slow client on a loaded machine."""
     grace = 60
     s = server_factory(slow_store, "grpc-drain", drain_timeout=grace)
     client = GrpcClient(*grpc_modules, s.grpc)
-    ref = slow_reference(slow_store, "deadline_slow", DRAIN_ITERATIONS)
-    calls = fill_queue(client, "deadline_slow", 8, DRAIN_ITERATIONS)
+    ref = slow_reference(slow_store, "deadline_slow", LONG_ITERATIONS)
+    calls = fill_queue(client, "deadline_slow", 8, LONG_ITERATIONS)
     wait_until(lambda: queue_depth(s, "deadline_slow") >= 4, 30, "4 calls queued")
     s.signal()
 
