@@ -16,10 +16,15 @@
 //  - Exceptions never cross this boundary: failures come back as a Status with a
 //    message a user can act on (kInternal for a model that throws).
 //  - InitExecutorThread is called once on each executor thread before its first
-//    Execute, with the cores that thread's intra-op pool must use.
+//    Execute, with the cores that thread's intra-op pool must use (and by the
+//    repository on its load threads, with no cores and 1 thread, so that
+//    warm-up runs stay on one core).
 //  - execution_report says how the backend chose to run the model (a variant
 //    such as an optimisation pass, verified and timed at load) and why; it is
 //    fixed once Load returns.
+//  - WeightBytes states what the loaded model holds for good (its parameters
+//    and buffers); the repository's memory budget reports it beside the
+//    resident memory a load adds.
 #pragma once
 
 #include <memory>
@@ -52,6 +57,8 @@ class Model {
   virtual ~Model() = default;
   virtual StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) = 0;
   virtual ExecutionReport execution_report() const { return {}; }
+  // Bytes of parameters and buffers; 0 when the backend cannot tell.
+  virtual int64_t WeightBytes() const { return 0; }
 };
 
 struct LoadOptions {

@@ -1,5 +1,7 @@
 #include "backend/fake/fake_backend.h"
 
+#include <fstream>
+
 namespace inferd::backend {
 
 StatusOr<std::vector<NamedTensor>> FakeModel::Execute(const std::vector<NamedTensor>& inputs) {
@@ -59,7 +61,54 @@ int FakeModel::max_concurrent() const {
 }
 
 StatusOr<std::shared_ptr<Model>> FakeBackend::Load(const LoadOptions& options) {
-  return std::shared_ptr<Model>(std::make_shared<FakeModel>(options.config));
+  std::string text;
+  int64_t bytes = 0;
+  if (std::ifstream in(options.model_path, std::ios::binary); in) {
+    std::getline(in, text);
+    in.clear();
+    in.seekg(0, std::ios::end);
+    bytes = static_cast<int64_t>(in.tellg());
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++loads_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return !load_gate_closed_; });
+  }
+  if (text.rfind("fail", 0) == 0) {
+    return InvalidArgument(options.model_path + ": fake load failure");
+  }
+  auto model = std::make_shared<FakeModel>(options.config, bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  last_models_[options.model_path] = model;
+  return std::shared_ptr<Model>(std::move(model));
+}
+
+void FakeBackend::CloseLoadGate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  load_gate_closed_ = true;
+}
+
+void FakeBackend::OpenLoadGate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  load_gate_closed_ = false;
+  cv_.notify_all();
+}
+
+void FakeBackend::WaitForLoads(size_t n) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return loads_ >= n; });
+}
+
+size_t FakeBackend::loads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return loads_;
+}
+
+std::shared_ptr<FakeModel> FakeBackend::LastModel(const std::string& model_path) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = last_models_.find(model_path);
+  return it == last_models_.end() ? nullptr : it->second.lock();
 }
 
 }  // namespace inferd::backend

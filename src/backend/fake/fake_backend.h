@@ -5,11 +5,18 @@
 // config's output names when given), records every batch it ran, can fail on
 // demand, and can hold each Execute until the test releases it (a gate), so
 // that tests control concurrency without sleeping.
+// FakeBackend::Load makes one per call: its WeightBytes is the size of the
+// model file (0 when there is none), a file whose text starts with "fail"
+// fails the load, and loads too can be held at a gate, so that repository
+// tests control sizes, failures and the order of loads.
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
 #include <condition_variable>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -18,9 +25,11 @@ namespace inferd::backend {
 
 class FakeModel : public Model {
  public:
-  explicit FakeModel(config::ModelConfig config) : config_(std::move(config)) {}
+  explicit FakeModel(config::ModelConfig config, int64_t weight_bytes = 0)
+      : config_(std::move(config)), weight_bytes_(weight_bytes) {}
 
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
+  int64_t WeightBytes() const override { return weight_bytes_; }
 
   // Every Execute fails with this status until cleared (Status::Ok()).
   void FailWith(Status status);
@@ -38,6 +47,7 @@ class FakeModel : public Model {
 
  private:
   config::ModelConfig config_;
+  const int64_t weight_bytes_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Status fail_;                                 // guarded by mu_
@@ -51,6 +61,22 @@ class FakeBackend : public Backend {
  public:
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>&, int) override {}
+
+  // While closed, Load blocks after counting the call; OpenLoadGate releases all.
+  void CloseLoadGate();
+  void OpenLoadGate();
+  // Blocks until `n` Load calls have started (counting from construction).
+  void WaitForLoads(size_t n);
+  size_t loads() const;
+  // The model of the last load of `model_path`, if it is still alive.
+  std::shared_ptr<FakeModel> LastModel(const std::string& model_path) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool load_gate_closed_ = false;                                // guarded by mu_
+  size_t loads_ = 0;                                             // guarded by mu_
+  std::map<std::string, std::weak_ptr<FakeModel>> last_models_;  // guarded by mu_
 };
 
 }  // namespace inferd::backend

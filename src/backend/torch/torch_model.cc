@@ -85,13 +85,14 @@ Status CheckInputCount(::torch::jit::Module& module, const config::ModelConfig& 
 }  // namespace
 
 TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
-                       bool channels_last, ExecutionReport report)
+                       bool channels_last, ExecutionReport report, int64_t weight_bytes)
     : module_(std::move(module)),
       config_(std::move(config)),
       bf16_(config_.precision == "bf16"),
       frozen_(frozen),
       channels_last_(channels_last),
-      report_(std::move(report)) {}
+      report_(std::move(report)),
+      weight_bytes_(weight_bytes) {}
 
 StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                                                        const Options& options) {
@@ -115,6 +116,7 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                            Quoted(path) + ": " + Message(e));
   }
   bool frozen = false;
+  int64_t weight_bytes = 0;
   try {
     if (!module.find_method("forward")) {
       return InvalidArgument("model " + Quoted(name) + ": " + Quoted(path) +
@@ -122,6 +124,10 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     }
     RETURN_IF_ERROR(CheckInputCount(module, load.config));
     module.eval();
+    for (const at::Tensor& p : module.parameters(/*recurse=*/true))
+      weight_bytes += static_cast<int64_t>(p.nbytes());
+    for (const at::Tensor& b : module.buffers(/*recurse=*/true))
+      weight_bytes += static_cast<int64_t>(b.nbytes());
   } catch (const std::exception& e) {
     return InvalidArgument("model " + Quoted(name) + ": cannot prepare " + Quoted(path) + ": " +
                            Message(e));
@@ -144,7 +150,8 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   }
   eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more
   auto model = std::shared_ptr<TorchModel>(
-      new TorchModel(std::move(module), load.config, frozen, channels_last, std::move(report)));
+      new TorchModel(std::move(module), load.config, frozen, channels_last, std::move(report),
+                     weight_bytes));
   if (options.warm_up) {
     Status status = model->WarmUp();
     if (!status.ok()) return status;

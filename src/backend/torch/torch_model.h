@@ -49,10 +49,12 @@ class TorchModel : public Model {
   ExecutionReport execution_report() const override { return report_; }
 
   bool frozen() const { return frozen_; }
+  // Parameters and buffers of the module as loaded (before freezing folds them).
+  int64_t WeightBytes() const override { return weight_bytes_; }
 
  private:
   TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
-             bool channels_last, ExecutionReport report);
+             bool channels_last, ExecutionReport report, int64_t weight_bytes);
 
   StatusOr<std::vector<c10::IValue>> ToArguments(const std::vector<NamedTensor>& inputs) const;
   StatusOr<std::vector<NamedTensor>> FromResult(const c10::IValue& result) const;
@@ -73,6 +75,7 @@ class TorchModel : public Model {
   const bool frozen_;
   const bool channels_last_;  // 4-D floating inputs go in as channels-last
   const ExecutionReport report_;
+  const int64_t weight_bytes_;
 };
 
 }  // namespace inferd::backend
