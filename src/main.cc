@@ -25,7 +25,16 @@ int main(int argc, char** argv) {
   auto* s = app.add_subcommand("serve", "serve the models of a model store");
   s->add_option("--model-store", serve.model_store, "DIR holding <model>/config.yaml, <model>/<version>/model.pt")
       ->required();
-  s->add_option("--models", serve.models, "models to load at start: all, or a,b,c")->capture_default_str();
+  s->add_option("--models", serve.models, "models served: all, or a,b,c (others load by hand)")
+      ->capture_default_str();
+  s->add_flag("--lazy-load", serve.lazy_load,
+              "load each model on its first request (config.yaml `load: eager|lazy` overrides)");
+  s->add_option("--load-threads", serve.load_threads, "threads that load and unload models")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  s->add_option("--memory-budget", serve.memory_budget,
+                "memory for loaded models: SIZE (bytes, K/M/G suffixes) or auto (70% of the "
+                "cgroup or machine memory); least recently used idle models are unloaded to fit");
   s->add_option("--bind", serve.bind, "address of all the ports")->capture_default_str();
   s->add_option("--http-port", serve.http_port, "inference port (0 = any free port)")->capture_default_str();
   s->add_option("--management-port", serve.management_port, "management port (0 = any)")

@@ -1,5 +1,6 @@
 #include "app/serve_command.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -14,6 +15,7 @@
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
 #include "pipeline/model_hooks.h"
+#include "repository/memory_budget.h"
 #include "repository/model_repository.h"
 #include "scheduler/scheduler.h"
 #include "topology/core_plan.h"
@@ -132,9 +134,22 @@ int RunServe(const ServeOptions& options) {
   }
 
   const topology::CorePlan core_plan = *plan;
+  std::string budget_note;
+  auto budget_bytes = repository::ResolveMemoryBudget(options.memory_budget, &budget_note);
+  if (!budget_bytes.ok()) {
+    spdlog::error("{}", budget_bytes.status().message());
+    return 1;
+  }
+  if (!budget_note.empty()) spdlog::info("{}", budget_note);
   repository::ModelRepository::Options ro;
   ro.store_dir = options.model_store;
   if (options.models != "all") ro.models = SplitList(options.models);
+  ro.lazy_load = options.lazy_load;
+  ro.load_threads = options.load_threads;
+  ro.memory_budget = *budget_bytes;
+  ro.metrics = &registry;
+  // Unloaded models' memory goes back to the system, not to the heap's free lists.
+  ro.release_memory = [] { malloc_trim(0); };
   ro.backend = backend->get();
   ro.scheduler = scheduler->get();
   ro.hooks_factory = pipeline::MakeModelHooks;
@@ -150,12 +165,19 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
 
-  std::atomic<bool> loaded{false};
+  const int64_t rss_at_start = repository::ReadResidentBytes();
+  spdlog::info("models: {} (memory budget {}, {} load threads; resident memory before loading {})",
+               options.lazy_load ? "loaded on first request unless `load: eager`"
+                                 : "loaded at start unless `load: lazy`",
+               *budget_bytes > 0 ? repository::FormatBytes(*budget_bytes) : "none",
+               options.load_threads, repository::FormatBytes(rss_at_start));
+  (*repo)->StartEagerLoads();
+
   std::atomic<bool> draining{false};
   http::HttpServer::Services services;
   services.repository = repo->get();
   services.metrics = &registry;
-  services.ready = [&] { return loaded.load() && !draining.load() && (*repo)->AllReady(); };
+  services.ready = [&] { return !draining.load() && (*repo)->AllReady(); };
 
   std::vector<std::unique_ptr<http::HttpServer>> servers;
   using Role = http::HttpServer::Role;
@@ -194,9 +216,8 @@ int RunServe(const ServeOptions& options) {
               servers[1]->port(), servers[2]->port(), (*grpc_server)->port());
   std::fflush(stdout);
 
-  (*repo)->LoadInitial();
-  loaded = true;
-  spdlog::info("inferd: ready={}", services.ready());
+  const bool started = (*repo)->WaitForStartup(TimePoint::max());
+  spdlog::info("inferd: ready={}", started && services.ready());
 
   const int sig = WaitForSignal();
   spdlog::info("received {}: draining (grace period {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",

@@ -3,9 +3,13 @@
 // pipeline hooks, the three HTTP ports and the gRPC port; then serves until
 // SIGTERM/SIGINT and drains.
 //
-// Start-up prints one line with the bound ports
+// Start-up order: the repository registers every model of the store (configs
+// validated) and queues the eager loads before any port accepts, so no request
+// sees a half-built repository; a request for a model still loading waits for
+// it. Then it prints one line with the bound ports
 //   inferd: listening http=8080 management=8081 metrics=8082 grpc=8001
-// that tests read when they ask for port 0.
+// that tests read when they ask for port 0. /ping and /v2/health/ready answer
+// ready once the eager loads have succeeded.
 // Run from the main thread; blocks until the process should exit.
 #pragma once
 
@@ -16,7 +20,10 @@ namespace inferd::app {
 
 struct ServeOptions {
   std::string model_store;
-  std::string models = "all";    // all | a,b,c: the models loaded at start
+  std::string models = "all";  // all | a,b,c: the models served (the others load by hand)
+  bool lazy_load = false;      // load models on their first request (config `load:` overrides)
+  int load_threads = 2;        // the repository's load threads
+  std::string memory_budget;   // SIZE (512M, 2G) | auto | "" (none): model memory, LRU-paged
   std::string bind = "127.0.0.1";
   int http_port = 8080;          // 0 = any free port
   int management_port = 8081;

@@ -278,6 +278,10 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     }
     RETURN_IF_ERROR(ParsePreprocess(r, file, &c.preprocess));
     RETURN_IF_ERROR(ParsePostprocess(r, file, &c.postprocess));
+    RETURN_IF_ERROR(r.Read("load", &c.load, "eager or lazy"));
+    RETURN_IF_ERROR(
+        r.Expect(c.load.empty() || c.load == "eager" || c.load == "lazy", "load", "eager or lazy"));
+    RETURN_IF_ERROR(r.Read("pinned", &c.pinned, "true or false"));
     RETURN_IF_ERROR(r.CheckUnknown());
   } catch (const YAML::Exception& e) {
     return InvalidArgument(file + ": " + e.what());

@@ -84,6 +84,10 @@ struct ModelConfig {
   std::vector<TensorSpec> outputs;    // empty: named output0, output1, ... from the model
   PreprocessConfig preprocess;
   PostprocessConfig postprocess;
+  // Lifecycle (repository/): `load: eager` loads at start, `load: lazy` on the
+  // first request; empty = the server's --lazy-load flag decides.
+  std::string load;
+  bool pinned = false;  // never evicted under --memory-budget
 };
 
 // Parses config.yaml text. `file` is used in messages only; `name` is the model's name.

@@ -6,7 +6,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <future>
 #include <thread>
 #include <vector>
@@ -45,8 +44,7 @@ class HttpServer::Impl {
         io_(std::make_shared<net::io_context>(std::max(1, options.threads))),
         acceptor_(net::make_strand(*io_)),
         backoff_timer_(acceptor_.get_executor()),
-        request_metrics_(services_.metrics),
-        blocking_(1) {
+        request_metrics_(services_.metrics) {
     if (services_.metrics) {
       const metrics::Labels port{{"port", std::string(RoleName(options_.role))}};
       refused_counter_ = &services_.metrics->GetCounter(
@@ -105,7 +103,6 @@ class HttpServer::Impl {
     io_->stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
-    blocking_.join();
     // No thread runs the io_context now: close what is still open, then let
     // the aborted operations finish so the connections are released. Answers
     // that arrive later (from executors) are queued and dropped.
@@ -154,7 +151,6 @@ class HttpServer::Impl {
     ctx.metrics = services_.metrics;
     ctx.ready = services_.ready;
     ctx.request_metrics = &request_metrics_;
-    ctx.run_blocking = [this](std::function<void()> job) { net::post(blocking_, std::move(job)); };
     switch (options_.role) {
       case Role::kInference:
         AddTorchServeInferenceRoutes(router_, ctx);
@@ -264,7 +260,6 @@ class HttpServer::Impl {
   std::shared_ptr<std::atomic<int>> refusing_ = std::make_shared<std::atomic<int>>(0);
   serving::RequestMetrics request_metrics_;
   Router router_;
-  net::thread_pool blocking_;  // model loads and unloads
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   bool stopped_ = false;

@@ -1,5 +1,9 @@
 #include "http/inference_call.h"
 
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+
 #include "http/status_map.h"
 #include "serving/inference_call.h"
 
@@ -25,6 +29,15 @@ serving::Call CallFor(const HttpRequest& http) {
   serving::Call call;
   call.protocol = serving::Protocol::kHttp;
   call.received = http.received;
+  if (http.request_timeout_ms) {
+    // Checked (and a bad one answered) by the /predictions route.
+    const std::string& text = *http.request_timeout_ms;
+    int64_t ms = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (ec == std::errc() && end == text.data() + text.size() && ms > 0) {
+      call.deadline = http.received + std::chrono::milliseconds(ms);
+    }
+  }
   call.is_cancelled = [flag = http.cancelled] { return flag->load(std::memory_order_relaxed); };
   return call;
 }
@@ -35,25 +48,30 @@ void AnswerError(const RouteContext& ctx, const std::string& model, int64_t vers
   Reply(respond, ErrorResponse(status));
 }
 
-repository::ModelHandle ResolveModel(const RouteContext& ctx, const PathParams& params,
-                                     const HttpRequest& http, const Responder& respond) {
-  auto handle = serving::ResolveModel(ServicesOf(ctx), CallFor(http), params.at("model"),
-                                      VersionText(params));
-  if (!handle.ok()) {
-    Reply(respond, ErrorResponse(handle.status()));  // counted by ResolveModel
-    return nullptr;
-  }
-  return *handle;
+void AcquireModel(const RouteContext& ctx, const PathParams& params, const HttpRequest& http,
+                  const Responder& respond,
+                  std::function<void(const HttpRequest&, serving::AcquiredModel)> then) {
+  serving::AcquireModel(
+      ServicesOf(ctx), CallFor(http), params.at("model"), VersionText(params),
+      [http, respond, then = std::move(then)](StatusOr<serving::AcquiredModel> model) {
+        if (!model.ok()) {
+          return Reply(respond, ErrorResponse(model.status()));  // counted by AcquireModel
+        }
+        then(http, std::move(*model));
+      });
 }
 
-void SubmitInference(const RouteContext& ctx, repository::ModelHandle model,
+void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& acquired,
                      scheduler::InferenceRequest request, const HttpRequest& http,
                      Responder respond, ResponseEncoder encode) {
   serving::Services services = ServicesOf(ctx);
   serving::Call call = CallFor(http);
-  auto done = [model, respond, encode = std::move(encode), services,
-               call](StatusOr<scheduler::InferenceResponse> result) {
-    respond([model, encode, services, call, result = std::move(result)]() -> HttpResponse {
+  const repository::ModelHandle& model = acquired.handle;
+  const double cold_start_ms = acquired.cold_start_ms;
+  auto done = [model, respond, encode = std::move(encode), services, call,
+               cold_start_ms](StatusOr<scheduler::InferenceResponse> result) {
+    respond([model, encode, services, call, cold_start_ms,
+             result = std::move(result)]() -> HttpResponse {
       Status status = result.status();
       HttpResponse r;
       if (result.ok()) {
@@ -65,6 +83,11 @@ void SubmitInference(const RouteContext& ctx, repository::ModelHandle model,
         }
       }
       if (!status.ok()) r = ErrorResponse(status);
+      if (cold_start_ms >= 0) {
+        char ms[32];
+        std::snprintf(ms, sizeof(ms), "%.1f", cold_start_ms);
+        r.headers.emplace_back("X-Inferd-Cold-Start-Ms", ms);
+      }
       serving::CountAnswer(services, call, model->name(), model->version(), status.code(),
                            result.ok() ? &*result : nullptr);
       return r;

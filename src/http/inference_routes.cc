@@ -20,28 +20,34 @@ void Ping(const RouteContext& ctx, Responder respond) {
   }
 }
 
-void Predict(const RouteContext& ctx, const HttpRequest& http, const PathParams& params,
-             Responder respond) {
-  repository::ModelHandle model = ResolveModel(ctx, params, http, respond);
-  if (!model) return;
+// The X-Request-Timeout-Ms header: a per-request deadline, like v2's
+// `timeout` parameter; replaces the model's request_timeout_ms.
+StatusOr<std::optional<TimePoint>> RequestDeadline(const HttpRequest& http) {
+  if (!http.request_timeout_ms) return std::optional<TimePoint>();
+  int64_t ms = 0;
+  const std::string& text = *http.request_timeout_ms;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size() || ms <= 0) {
+    return InvalidArgument(
+        "header X-Request-Timeout-Ms: expected a positive integer "
+        "(milliseconds), got '" +
+        text + "'");
+  }
+  return std::optional<TimePoint>(DeadlineAfter(
+      http.received, ms > INT64_MAX / 1000 ? std::chrono::microseconds::max()
+                                            : std::chrono::microseconds(ms * 1000)));
+}
+
+void PredictWith(const RouteContext& ctx, const HttpRequest& http, const Responder& respond,
+                 const serving::AcquiredModel& acquired) {
+  const repository::ModelHandle& model = acquired.handle;
   const config::ModelConfig& config = model->config();
   scheduler::InferenceRequest request;
-  if (http.request_timeout_ms) {
-    // A per-request deadline, like v2's `timeout` parameter; replaces the
-    // model's request_timeout_ms.
-    int64_t ms = 0;
-    const std::string& text = *http.request_timeout_ms;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-    if (ec != std::errc() || end != text.data() + text.size() || ms <= 0) {
-      AnswerError(ctx, model->name(), model->version(), http, respond,
-                  InvalidArgument("header X-Request-Timeout-Ms: expected a positive integer "
-                                  "(milliseconds), got '" + text + "'"));
-      return;
-    }
-    request.deadline = DeadlineAfter(
-        http.received, ms > INT64_MAX / 1000 ? std::chrono::microseconds::max()
-                                              : std::chrono::microseconds(ms * 1000));
+  auto deadline = RequestDeadline(http);
+  if (!deadline.ok()) {
+    return AnswerError(ctx, model->name(), model->version(), http, respond, deadline.status());
   }
+  if (*deadline) request.deadline = **deadline;
   bool single_item = true;
   if (!config.preprocess.kind.empty()) {
     // The body goes through untouched: the pipeline unwraps multipart and
@@ -57,11 +63,21 @@ void Predict(const RouteContext& ctx, const HttpRequest& http, const PathParams&
     single_item = parsed->added_batch_dim;
   }
   SubmitInference(
-      ctx, model, std::move(request), http, std::move(respond),
+      ctx, acquired, std::move(request), http, respond,
       [single_item](const scheduler::InferenceResponse& response) -> StatusOr<HttpResponse> {
         ASSIGN_OR_RETURN(std::string body, WritePredictionResponse(response, single_item));
         return JsonResponse(200, std::move(body));
       });
+}
+
+// A bad X-Request-Timeout-Ms is answered once the model is known (it is
+// counted against it); a valid one bounds the wait for a load.
+void Predict(const RouteContext& ctx, const HttpRequest& http, const PathParams& params,
+             Responder respond) {
+  AcquireModel(ctx, params, http, respond,
+               [ctx, respond](const HttpRequest& request, serving::AcquiredModel model) {
+                 PredictWith(ctx, request, respond, model);
+               });
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "http/management_routes.h"
 
+#include <filesystem>
+
+#include "common/json_writer.h"
 #include "http/inference_call.h"
 #include "http/json_body.h"
-#include "common/json_writer.h"
 #include "http/model_metadata.h"
 #include "http/status_map.h"
 
@@ -15,17 +17,28 @@ std::string StatusJson(const std::string& text) {
   return w.Take();
 }
 
-// Runs a blocking repository call off the network thread and answers its outcome.
-void RunRepositoryJob(const RouteContext& ctx, Responder respond, std::function<Status()> job,
-                      std::string success) {
-  auto work = [respond = std::move(respond), job = std::move(job), success = std::move(success)]() {
-    Status st = job();
+// Answers a repository job's outcome when it ends (on a load thread).
+repository::ModelRepository::DoneCallback AnswerWhenDone(Responder respond, std::string success) {
+  return [respond = std::move(respond), success = std::move(success)](Status st) {
     Reply(respond, st.ok() ? JsonResponse(200, StatusJson(success)) : ErrorResponse(st));
   };
-  if (ctx.run_blocking)
-    ctx.run_blocking(std::move(work));
-  else
-    work();
+}
+
+// The boundary of the management API: whatever a handler throws becomes a
+// 500 that says what failed, and the server goes on. (The repository reports
+// errors as Status; this is the last line, not the way errors travel.)
+Handler Guarded(Handler handler) {
+  return [handler = std::move(handler)](const HttpRequest& http, const PathParams& params,
+                                        Responder respond) {
+    try {
+      handler(http, params, respond);
+    } catch (const std::filesystem::filesystem_error& e) {
+      Reply(respond, ErrorResponse(Internal(std::string("file system error: ") + e.what())));
+    } catch (const std::exception& e) {
+      Reply(respond,
+            ErrorResponse(Internal(std::string("management request failed: ") + e.what())));
+    }
+  };
 }
 
 void Describe(const RouteContext& ctx, const PathParams& params, const Responder& respond) {
@@ -51,10 +64,8 @@ void Register(const RouteContext& ctx, const HttpRequest& http, Responder respon
                               "model store")));
   }
   std::string name = ModelNameFromUrl(it->second);
-  auto* repo = ctx.repository;
-  RunRepositoryJob(
-      ctx, std::move(respond), [repo, name] { return repo->Load(name); },
-      "Model \"" + name + "\" loaded");
+  ctx.repository->LoadAsync(name,
+                            AnswerWhenDone(std::move(respond), "Model \"" + name + "\" loaded"));
 }
 
 void Unregister(const RouteContext& ctx, const PathParams& params, Responder respond) {
@@ -65,10 +76,8 @@ void Unregister(const RouteContext& ctx, const PathParams& params, Responder res
         ErrorResponse(InvalidArgument("unloading one version is not supported; DELETE /models/" +
                                       name + " unloads every version")));
   }
-  auto* repo = ctx.repository;
-  RunRepositoryJob(
-      ctx, std::move(respond), [repo, name] { return repo->Unload(name); },
-      "Model \"" + name + "\" unregistered");
+  ctx.repository->UnloadAsync(
+      name, AnswerWhenDone(std::move(respond), "Model \"" + name + "\" unregistered"));
 }
 
 void Scale(const RouteContext& ctx, const PathParams& params, const Responder& respond) {
@@ -109,12 +118,14 @@ std::string ModelNameFromUrl(std::string_view url) {
 }
 
 void AddManagementRoutes(Router& router, const RouteContext& ctx) {
-  router.Add("GET", "/models", [ctx](const HttpRequest&, const PathParams&, Responder respond) {
-    Reply(respond, JsonResponse(200, WriteTorchServeModelList(ctx.repository->List())));
-  });
-  router.Add("POST", "/models", [ctx](const HttpRequest& h, const PathParams&, Responder r) {
-    Register(ctx, h, std::move(r));
-  });
+  router.Add("GET", "/models",
+             Guarded([ctx](const HttpRequest&, const PathParams&, Responder respond) {
+               Reply(respond, JsonResponse(200, WriteTorchServeModelList(ctx.repository->List())));
+             }));
+  router.Add("POST", "/models",
+             Guarded([ctx](const HttpRequest& h, const PathParams&, Responder r) {
+               Register(ctx, h, std::move(r));
+             }));
   auto describe = [ctx](const HttpRequest&, const PathParams& p, Responder r) {
     Describe(ctx, p, r);
   };
@@ -122,32 +133,29 @@ void AddManagementRoutes(Router& router, const RouteContext& ctx) {
     Unregister(ctx, p, std::move(r));
   };
   auto scale = [ctx](const HttpRequest&, const PathParams& p, Responder r) { Scale(ctx, p, r); };
-  router.Add("GET", "/models/{model}", describe);
-  router.Add("GET", "/models/{model}/{version}", describe);
-  router.Add("DELETE", "/models/{model}", unregister);
-  router.Add("DELETE", "/models/{model}/{version}", unregister);
-  router.Add("PUT", "/models/{model}", scale);
-  router.Add("PUT", "/models/{model}/{version}", scale);
+  router.Add("GET", "/models/{model}", Guarded(describe));
+  router.Add("GET", "/models/{model}/{version}", Guarded(describe));
+  router.Add("DELETE", "/models/{model}", Guarded(unregister));
+  router.Add("DELETE", "/models/{model}/{version}", Guarded(unregister));
+  router.Add("PUT", "/models/{model}", Guarded(scale));
+  router.Add("PUT", "/models/{model}/{version}", Guarded(scale));
 
-  router.Add(
-      "POST", "/v2/repository/index",
-      [ctx](const HttpRequest& h, const PathParams&, Responder r) { RepositoryIndex(ctx, h, r); });
+  router.Add("POST", "/v2/repository/index",
+             Guarded([ctx](const HttpRequest& h, const PathParams&, Responder r) {
+               RepositoryIndex(ctx, h, r);
+             }));
   router.Add("POST", "/v2/repository/models/{model}/load",
-             [ctx](const HttpRequest&, const PathParams& p, Responder r) {
-               auto* repo = ctx.repository;
-               std::string name = p.at("model");
-               RunRepositoryJob(
-                   ctx, std::move(r), [repo, name] { return repo->Load(name); },
-                   "Model \"" + name + "\" loaded");
-             });
+             Guarded([ctx](const HttpRequest&, const PathParams& p, Responder r) {
+               const std::string& name = p.at("model");
+               ctx.repository->LoadAsync(
+                   name, AnswerWhenDone(std::move(r), "Model \"" + name + "\" loaded"));
+             }));
   router.Add("POST", "/v2/repository/models/{model}/unload",
-             [ctx](const HttpRequest&, const PathParams& p, Responder r) {
-               auto* repo = ctx.repository;
-               std::string name = p.at("model");
-               RunRepositoryJob(
-                   ctx, std::move(r), [repo, name] { return repo->Unload(name); },
-                   "Model \"" + name + "\" unloaded");
-             });
+             Guarded([ctx](const HttpRequest&, const PathParams& p, Responder r) {
+               const std::string& name = p.at("model");
+               ctx.repository->UnloadAsync(
+                   name, AnswerWhenDone(std::move(r), "Model \"" + name + "\" unloaded"));
+             }));
 }
 
 }  // namespace inferd::http

@@ -1,5 +1,9 @@
 #include "http/model_metadata.h"
 
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
 #include "common/json_writer.h"
 
 namespace inferd::http {
@@ -11,6 +15,47 @@ using repository::VersionStatus;
 using serving::DefaultVersion;
 using serving::FindVersion;
 using serving::UnknownVersion;
+
+// "2026-12-01T10:00:00.123Z"
+std::string IsoTime(std::chrono::system_clock::time_point t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch());
+  const std::time_t secs = static_cast<std::time_t>(ms.count() / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms.count() % 1000));
+  return buf;
+}
+
+void WriteLastUsed(JsonWriter& w, const std::optional<std::chrono::system_clock::time_point>& t,
+                   std::string_view key) {
+  w.Key(key);
+  if (t) {
+    w.String(IsoTime(*t));
+  } else {
+    w.Null();
+  }
+}
+
+// {"bytes", "weight_bytes", "rss_growth_bytes", "file_bytes", "load_ms", "measured"}
+void WriteFootprint(JsonWriter& w, const repository::Footprint& f) {
+  w.BeginObject();
+  w.Key("bytes").Int(f.bytes);
+  w.Key("weight_bytes").Int(f.weight_bytes);
+  w.Key("rss_growth_bytes").Int(f.rss_growth);
+  w.Key("file_bytes").Int(f.file_bytes);
+  w.Key("load_ms").Double(f.load_ms);
+  w.Key("measured").Bool(f.measured);
+  w.EndObject();
+}
+
+int64_t FootprintBytes(const ModelStatus& m) {
+  int64_t total = 0;
+  for (const auto& v : m.versions) total += v.footprint.bytes;
+  return total;
+}
 
 void WriteSpecs(JsonWriter& w, const std::vector<serving::TensorMetadata>& specs) {
   w.BeginArray();
@@ -70,6 +115,14 @@ std::string WriteV2RepositoryIndex(const std::vector<ModelStatus>& models, bool 
     w.Key("version").String(e.version);
     w.Key("state").String(repository::ModelStateName(e.state));
     w.Key("reason").String(e.reason);
+    w.Key("bytes").Int(e.bytes);
+    if (e.footprint) {
+      w.Key("footprint");
+      WriteFootprint(w, *e.footprint);
+    }
+    w.Key("load").String(repository::LoadPolicyName(e.load));
+    w.Key("pinned").Bool(e.pinned);
+    WriteLastUsed(w, e.last_used, "last_used");
     w.EndObject();
   }
   w.EndArray();
@@ -84,6 +137,13 @@ std::string WriteTorchServeModelList(const std::vector<ModelStatus>& models) {
     w.BeginObject();
     w.Key("modelName").String(m.name);
     w.Key("modelUrl").String(m.name);
+    w.Key("state").String(repository::ModelStateName(m.state));
+    w.Key("load").String(repository::LoadPolicyName(m.load));
+    w.Key("pinned").Bool(m.pinned);
+    w.Key("residentBytes").Int(m.resident_bytes);
+    w.Key("footprintBytes").Int(FootprintBytes(m));
+    w.Key("inFlight").Int(m.in_flight);
+    WriteLastUsed(w, m.last_used, "lastUsed");
     w.EndObject();
   }
   w.EndArray();
@@ -124,9 +184,16 @@ StatusOr<std::string> WriteTorchServeDescribe(const ModelStatus& status,
                                               std::to_string(c.instances.threads) + " threads");
       w.Key("precision").String(c.precision);
     }
-    w.Key("status").String(repository::ModelStateName(v ? v->state : ModelState::kUnloaded));
+    w.Key("status").String(repository::ModelStateName(v ? v->state : ModelState::kUnavailable));
     std::string error = v && !v->error.empty() ? v->error : status.error;
     if (!error.empty()) w.Key("error").String(error);
+    w.Key("load").String(repository::LoadPolicyName(status.load));
+    w.Key("pinned").Bool(status.pinned);
+    WriteLastUsed(w, status.last_used, "lastUsed");
+    if (v) {
+      w.Key("footprint");
+      WriteFootprint(w, v->footprint);
+    }
     w.EndObject();
   };
   if (shown.empty()) write_one(nullptr);

@@ -26,11 +26,15 @@ std::string WriteV2ServerMetadata();
 StatusOr<std::string> WriteV2ModelMetadata(const repository::ModelStatus& status,
                                            std::optional<int64_t> version);
 
-// [{"name", "version", "state", "reason"}] for every version of every model.
+// [{"name", "version", "state", "reason"}] for every version of every model (Triton's
+// fields), plus the cache's: "bytes" (resident now), "footprint" {bytes, weight_bytes,
+// rss_growth_bytes, file_bytes, load_ms, measured}, "load", "pinned", "last_used" (ISO
+// 8601 UTC or null).
 std::string WriteV2RepositoryIndex(const std::vector<repository::ModelStatus>& models,
                                    bool ready_only);
 
-// TorchServe: {"models": [{"modelName", "modelUrl"}]}.
+// TorchServe: {"models": [{"modelName", "modelUrl"}]}, plus the cache's "state", "load",
+// "pinned", "residentBytes", "footprintBytes", "inFlight", "lastUsed" per model.
 std::string WriteTorchServeModelList(const std::vector<repository::ModelStatus>& models);
 
 // TorchServe describe: a list with one object per version shown: `version` set -> that one,

@@ -1,7 +1,7 @@
 // RouteContext: what the route handlers of every API family share. Built by
 // HttpServer; the pointers outlive the server. Handlers run on network
-// threads and must not block there: slow work (loading a model) goes through
-// run_blocking, inference through the scheduler.
+// threads and must not block there: loads and unloads run on the
+// repository's load threads, inference on the scheduler's executors.
 #pragma once
 
 #include <functional>
@@ -17,7 +17,6 @@ struct RouteContext {
   metrics::Registry* metrics = nullptr;
   std::function<bool()> ready;  // server ready (not draining)
   serving::RequestMetrics* request_metrics = nullptr;
-  std::function<void(std::function<void()>)> run_blocking;  // off the network threads
 };
 
 }  // namespace inferd::http

@@ -33,10 +33,9 @@ void ModelReady(const RouteContext& ctx, const PathParams& params, const Respond
   Reply(respond, JsonResponse(200, w.Take()));
 }
 
-void Infer(const RouteContext& ctx, const HttpRequest& http, const PathParams& params,
-           Responder respond) {
-  repository::ModelHandle model = ResolveModel(ctx, params, http, respond);
-  if (!model) return;
+void InferWith(const RouteContext& ctx, const HttpRequest& http, const Responder& respond,
+               const serving::AcquiredModel& acquired) {
+  const repository::ModelHandle& model = acquired.handle;
   auto parsed = ParseV2InferRequest(http.body, http.inference_header_length);
   if (!parsed.ok()) {
     return AnswerError(ctx, model->name(), model->version(), http, respond, parsed.status());
@@ -46,10 +45,20 @@ void Infer(const RouteContext& ctx, const HttpRequest& http, const PathParams& p
   if (!request.ok()) {
     return AnswerError(ctx, model->name(), model->version(), http, respond, request.status());
   }
-  SubmitInference(ctx, model, std::move(*request), http, std::move(respond),
+  SubmitInference(ctx, acquired, std::move(*request), http, respond,
                   [out = std::move(out)](const scheduler::InferenceResponse& response) {
                     return WriteV2InferResponse(response, out);
                   });
+}
+
+// The body (and its `timeout`) is parsed once the model is there: a wait for a
+// load is bounded by the model's request_timeout_ms.
+void Infer(const RouteContext& ctx, const HttpRequest& http, const PathParams& params,
+           Responder respond) {
+  AcquireModel(ctx, params, http, respond,
+               [ctx, respond](const HttpRequest& request, serving::AcquiredModel model) {
+                 InferWith(ctx, request, respond, model);
+               });
 }
 
 }  // namespace

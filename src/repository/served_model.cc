@@ -1,36 +1,30 @@
-#include "repository/model_repository.h"
+#include "repository/served_model.h"
 
 namespace inferd::repository {
 
-ServedModel::ServedModel(config::ModelConfig config, int64_t version, std::string dir,
-                         std::shared_ptr<backend::Model> model,
-                         std::shared_ptr<scheduler::ModelQueue> queue,
-                         scheduler::Scheduler* scheduler)
-    : config_(std::move(config)),
-      version_(version),
-      dir_(std::move(dir)),
-      model_(std::move(model)),
-      queue_(std::move(queue)),
-      scheduler_(scheduler) {}
+ServedModel::ServedModel(Parts parts) : parts_(std::move(parts)) {}
 
-ServedModel::~ServedModel() { Retire(); }
+ServedModel::~ServedModel() {
+  if (parts_.on_release) parts_.on_release();
+}
 
-void ServedModel::Retire() { scheduler_->RemoveModel(queue_); }
+void ServedModel::Retire() {
+  if (retired_.exchange(true)) return;
+  parts_.scheduler->RemoveModel(parts_.queue);
+}
 
 Status ServedModel::Enqueue(scheduler::InferenceRequest request, scheduler::Completion done) {
-  return scheduler_->Enqueue(*queue_, std::move(request), std::move(done));
+  in_flight_->fetch_add(1, std::memory_order_relaxed);
+  auto counted = [self = shared_from_this(), in_flight = in_flight_,
+                  done = std::move(done)](StatusOr<scheduler::InferenceResponse> result) {
+    in_flight->fetch_sub(1, std::memory_order_relaxed);
+    done(std::move(result));
+  };
+  Status st = parts_.scheduler->Enqueue(*parts_.queue, std::move(request), std::move(counted));
+  if (!st.ok()) in_flight_->fetch_sub(1, std::memory_order_relaxed);
+  return st;
 }
 
-size_t ServedModel::QueueDepth() const { return scheduler_->QueueDepth(*queue_); }
-
-std::string_view ModelStateName(ModelState state) {
-  switch (state) {
-    case ModelState::kUnloaded: return "UNAVAILABLE";
-    case ModelState::kLoading: return "LOADING";
-    case ModelState::kReady: return "READY";
-    case ModelState::kFailed: return "FAILED";
-  }
-  return "UNKNOWN";
-}
+size_t ServedModel::QueueDepth() const { return parts_.scheduler->QueueDepth(*parts_.queue); }
 
 }  // namespace inferd::repository

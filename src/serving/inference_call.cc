@@ -1,27 +1,55 @@
 #include "serving/inference_call.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <future>
+#include <memory>
 
 namespace inferd::serving {
 
-StatusOr<repository::ModelHandle> ResolveModel(const Services& services, const Call& call,
-                                               const std::string& model, std::string_view version) {
+void AcquireModel(const Services& services, const Call& call, const std::string& model,
+                  std::string_view version, std::function<void(StatusOr<AcquiredModel>)> then) {
   auto parsed = ParseModelVersion(version);
   if (!parsed.ok()) {
     CountAnswer(services, call, "", 0, parsed.status().code());
-    return parsed.status();
+    return then(parsed.status());
   }
-  auto handle = services.repository->Get(model, *parsed);
-  if (!handle.ok()) {
-    // Unknown names are counted under model="" (see RequestMetrics), and
-    // without a version: a version that failed to resolve is the client's word.
-    bool known = handle.status().code() != StatusCode::kNotFound ||
-                 services.repository->GetStatus(model).ok();
-    CountAnswer(services, call, known ? model : "", 0, handle.status().code());
-    return handle.status();
-  }
-  return *handle;
+  // Answered inline (ready, or refused) unless this is still false when the
+  // answer comes: then the request waited for a load.
+  auto returned = std::make_shared<std::atomic<bool>>(false);
+  const auto start = std::chrono::steady_clock::now();
+  services.repository->Acquire(
+      model, *parsed, call.deadline,
+      [services, call, model, returned, start,
+       then = std::move(then)](StatusOr<repository::ModelHandle> handle) {
+        if (!handle.ok()) {
+          // Unknown names are counted under model="" (see RequestMetrics), and
+          // without a version: a version that failed to resolve is the client's word.
+          const bool known = handle.status().code() != StatusCode::kNotFound ||
+                             services.repository->GetStatus(model).ok();
+          CountAnswer(services, call, known ? model : "", 0, handle.status().code());
+          return then(handle.status());
+        }
+        AcquiredModel acquired{std::move(*handle), -1};
+        if (returned->load()) {
+          acquired.cold_start_ms =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+        }
+        then(std::move(acquired));
+      });
+  returned->store(true);
+}
+
+StatusOr<repository::ModelHandle> ResolveModel(const Services& services, const Call& call,
+                                               const std::string& model, std::string_view version) {
+  std::promise<StatusOr<repository::ModelHandle>> result;
+  AcquireModel(services, call, model, version, [&result](StatusOr<AcquiredModel> acquired) {
+    result.set_value(acquired.ok() ? StatusOr<repository::ModelHandle>(acquired->handle)
+                                   : StatusOr<repository::ModelHandle>(acquired.status()));
+  });
+  return result.get_future().get();
 }
 
 void CountAnswer(const Services& services, const Call& call, const std::string& model,

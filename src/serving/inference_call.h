@@ -3,11 +3,12 @@
 // model, submit the request to its queue, count the answer.
 //
 // A front end parses its wire format into a scheduler::InferenceRequest, calls
-// ResolveModel and Submit, encodes the result on its own network thread and
+// AcquireModel and Submit, encodes the result on its own network thread and
 // then calls CountAnswer with the code the client was sent, so that both
 // protocols are counted alike. Thread-safe (no state of its own).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -24,10 +25,28 @@ struct Services {
   RequestMetrics* metrics = nullptr;  // may be null: nothing is counted
 };
 
+// A model version acquired for one request.
+struct AcquiredModel {
+  repository::ModelHandle handle;
+  // How long the request waited for the model to load (a cold start); < 0: it
+  // found the model ready.
+  double cold_start_ms = -1;
+};
+
 // A ready version of `model`; `version` as the client wrote it ("" = the
-// default). On failure the error is counted (unknown names under model="")
-// and returned: kNotFound, kInvalidArgument (a malformed version),
-// kUnavailable (not ready).
+// default). When the model is not in memory but may load on demand (lazy, or
+// evicted under the memory budget) the repository loads it and the call
+// waits, up to call.deadline (max() = the model's request_timeout_ms).
+// `then` runs exactly once: on this thread when the model was ready or the
+// call failed at once, else on a repository thread when the load ends or the
+// deadline passes; a front end must not block there for long. On failure the
+// error is counted (unknown names under model="") and passed on: kNotFound,
+// kInvalidArgument (a malformed version or model name), kUnavailable (not
+// ready, unloaded by hand, no room in the budget), kDeadlineExceeded.
+void AcquireModel(const Services& services, const Call& call, const std::string& model,
+                  std::string_view version, std::function<void(StatusOr<AcquiredModel>)> then);
+
+// AcquireModel for a caller that may block: waits on this thread for a load.
 StatusOr<repository::ModelHandle> ResolveModel(const Services& services, const Call& call,
                                                const std::string& model, std::string_view version);
 

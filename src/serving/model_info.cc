@@ -48,12 +48,23 @@ const VersionStatus* DefaultVersion(const ModelStatus& status) {
 std::vector<IndexEntry> RepositoryIndex(const std::vector<ModelStatus>& models, bool ready_only) {
   std::vector<IndexEntry> out;
   for (const auto& m : models) {
+    IndexEntry row;
+    row.name = m.name;
+    row.load = m.load;
+    row.pinned = m.pinned;
+    row.last_used = m.last_used;
     if (m.versions.empty() && !ready_only) {
-      out.push_back({m.name, "", ModelState::kUnloaded, m.error});
+      row.reason = m.error;
+      out.push_back(row);
     }
     for (const auto& v : m.versions) {
       if (ready_only && v.state != ModelState::kReady) continue;
-      out.push_back({m.name, std::to_string(v.version), v.state, v.error});
+      row.version = std::to_string(v.version);
+      row.state = v.state;
+      row.reason = v.error;
+      row.bytes = v.resident ? v.footprint.bytes : 0;
+      row.footprint = v.footprint;
+      out.push_back(row);
     }
   }
   return out;
@@ -77,7 +88,7 @@ StatusOr<ModelMetadata> DescribeModel(const ModelStatus& status, std::optional<i
     m.outputs = Specs(status.config->outputs);
   }
   const VersionStatus* shown = chosen ? chosen : DefaultVersion(status);
-  m.state = shown ? shown->state : ModelState::kUnloaded;
+  m.state = shown ? shown->state : ModelState::kUnavailable;
   m.error = shown && !shown->error.empty() ? shown->error : status.error;
   return m;
 }

@@ -4,6 +4,7 @@
 // describe shares. Pure functions of repository::ModelStatus; any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,7 +37,7 @@ struct ModelMetadata {
   int max_batch_size = 0;
   std::vector<TensorMetadata> inputs;
   std::vector<TensorMetadata> outputs;
-  repository::ModelState state = repository::ModelState::kUnloaded;  // of the version shown
+  repository::ModelState state = repository::ModelState::kUnavailable;  // of the version shown
   std::string error;  // why that version (or the config) failed; may be empty
 };
 
@@ -45,12 +46,17 @@ struct ModelMetadata {
 StatusOr<ModelMetadata> DescribeModel(const repository::ModelStatus& status,
                                       std::optional<int64_t> version);
 
-// One row of the v2 repository index.
+// One row of the v2 repository index: Triton's fields, then the model cache's.
 struct IndexEntry {
   std::string name;
   std::string version;  // "" for a model with no version (its config is invalid)
-  repository::ModelState state = repository::ModelState::kUnloaded;
+  repository::ModelState state = repository::ModelState::kUnavailable;
   std::string reason;  // why it failed; may be empty
+  int64_t bytes = 0;   // resident now (0 when not in memory)
+  std::optional<repository::Footprint> footprint;  // absent for a model with no version
+  repository::LoadPolicy load = repository::LoadPolicy::kEager;
+  bool pinned = false;
+  std::optional<std::chrono::system_clock::time_point> last_used;  // of the model
 };
 // A row per version of every model (`ready_only`: only ready versions).
 std::vector<IndexEntry> RepositoryIndex(const std::vector<repository::ModelStatus>& models,

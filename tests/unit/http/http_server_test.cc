@@ -40,7 +40,8 @@ class HttpServerTest : public ::testing::Test {
     ro.backend = &backend_;
     ro.scheduler = scheduler_.get();
     repo_ = std::move(*repository::ModelRepository::Create(ro));
-    repo_->LoadInitial();
+    repo_->StartEagerLoads();
+    repo_->WaitForStartup(TimePoint::max());
     inference_ = StartServer(HttpServer::Role::kInference, 1 << 20);
     management_ = StartServer(HttpServer::Role::kManagement, 1 << 20);
     metrics_ = StartServer(HttpServer::Role::kMetrics, 1 << 20);
@@ -245,7 +246,10 @@ TEST_F(HttpServerTest, ManagementListsUnloadsAndLoads) {
   TestClient c(inference_->port());
   auto list = m.Send("GET", "/models");
   EXPECT_EQ(list.status, 200);
-  EXPECT_NE(list.body.find(R"({"modelName":"echo","modelUrl":"echo"})"), std::string::npos);
+  EXPECT_NE(
+      list.body.find(R"({"modelName":"echo","modelUrl":"echo","state":"READY","load":"eager")"),
+      std::string::npos)
+      << list.body;
   auto describe = m.Send("GET", "/models/echo");
   EXPECT_NE(describe.body.find(R"("status":"READY")"), std::string::npos) << describe.body;
   EXPECT_NE(describe.body.find(R"("batchSize":4)"), std::string::npos);
@@ -258,7 +262,7 @@ TEST_F(HttpServerTest, ManagementListsUnloadsAndLoads) {
   EXPECT_EQ(m.Send("POST", "/models?url=nope").status, 404);
   EXPECT_EQ(m.Send("PUT", "/models/echo?min_worker=2").status, 200);
   auto index = m.Send("POST", "/v2/repository/index");
-  EXPECT_NE(index.body.find(R"({"name":"echo","version":"1","state":"READY","reason":""})"),
+  EXPECT_NE(index.body.find(R"({"name":"echo","version":"1","state":"READY","reason":"")"),
             std::string::npos)
       << index.body;
   EXPECT_EQ(m.Send("POST", "/v2/repository/models/echo/unload").status, 200);

@@ -19,7 +19,17 @@ ModelStatus Echo() {
   c.inputs = {{"x", DataType::kFp32, {3, -1}, std::nullopt}};
   c.outputs = {{"y", DataType::kInt64, {}, std::nullopt}};
   s.config = c;
-  s.versions = {{1, ModelState::kReady, ""}, {2, ModelState::kFailed, "model.pt: bad magic"}};
+  repository::VersionStatus v1, v2;
+  v1.version = 1;
+  v1.state = ModelState::kReady;
+  v1.resident = true;
+  v1.footprint.bytes = 4096;
+  v1.footprint.measured = true;
+  v2.version = 2;
+  v2.error = "model.pt: bad magic";
+  v2.footprint.bytes = 2048;
+  s.versions = {v1, v2};
+  s.resident_bytes = 4096;
   return s;
 }
 
@@ -36,7 +46,7 @@ TEST(ModelMetadata, OneVersionShowsItsStateAndError) {
   auto body = WriteV2ModelMetadata(Echo(), 2);
   ASSERT_TRUE(body.ok());
   EXPECT_NE(body->find(R"("versions":["2"])"), std::string::npos);
-  EXPECT_NE(body->find(R"("state":"FAILED","error":"model.pt: bad magic")"), std::string::npos)
+  EXPECT_NE(body->find(R"("state":"UNAVAILABLE","error":"model.pt: bad magic")"), std::string::npos)
       << *body;
   auto missing = WriteV2ModelMetadata(Echo(), 5);
   ASSERT_FALSE(missing.ok());
@@ -56,23 +66,47 @@ TEST(ModelMetadata, InvalidConfigStillDescribesTheModel) {
 
 TEST(ModelMetadata, RepositoryIndex) {
   std::vector<ModelStatus> models = {Echo()};
-  EXPECT_EQ(WriteV2RepositoryIndex(models, false),
-            R"([{"name":"echo","version":"1","state":"READY","reason":""},)"
-            R"({"name":"echo","version":"2","state":"FAILED","reason":"model.pt: bad magic"}])");
-  EXPECT_EQ(WriteV2RepositoryIndex(models, true),
-            R"([{"name":"echo","version":"1","state":"READY","reason":""}])");
+  const std::string footprint =
+      R"("weight_bytes":0,"rss_growth_bytes":0,"file_bytes":0,"load_ms":0,)";
+  EXPECT_EQ(
+      WriteV2RepositoryIndex(models, false),
+      R"([{"name":"echo","version":"1","state":"READY","reason":"","bytes":4096,)"
+      R"("footprint":{"bytes":4096,)" +
+          footprint +
+          R"("measured":true},)"
+          R"("load":"eager","pinned":false,"last_used":null},)"
+          R"({"name":"echo","version":"2","state":"UNAVAILABLE","reason":"model.pt: bad magic",)"
+          R"("bytes":0,"footprint":{"bytes":2048,)" +
+          footprint +
+          R"("measured":false},)"
+          R"("load":"eager","pinned":false,"last_used":null}])");
+  const std::string ready = WriteV2RepositoryIndex(models, true);
+  EXPECT_EQ(ready.find("\"version\":\"2\""), std::string::npos) << ready;
+  EXPECT_NE(ready.find(R"({"name":"echo","version":"1","state":"READY")"), std::string::npos);
+}
+
+TEST(ModelMetadata, LastUseIsAnIsoTime) {
+  ModelStatus s = Echo();
+  s.last_used = std::chrono::system_clock::time_point(std::chrono::milliseconds(1764583200123));
+  const std::string index = WriteV2RepositoryIndex({s}, true);
+  EXPECT_NE(index.find(R"("last_used":"2025-12-01T10:00:00.123Z")"), std::string::npos) << index;
+  const std::string list = WriteTorchServeModelList({s});
+  EXPECT_NE(list.find(R"("lastUsed":"2025-12-01T10:00:00.123Z")"), std::string::npos) << list;
 }
 
 TEST(ModelMetadata, TorchServeListAndDescribe) {
   EXPECT_EQ(WriteTorchServeModelList({Echo()}),
-            R"({"models":[{"modelName":"echo","modelUrl":"echo"}]})");
+            R"({"models":[{"modelName":"echo","modelUrl":"echo","state":"UNAVAILABLE",)"
+            R"("load":"eager","pinned":false,"residentBytes":4096,"footprintBytes":6144,)"
+            R"("inFlight":0,"lastUsed":null}]})");
   auto def = WriteTorchServeDescribe(Echo(), std::nullopt, false);
   ASSERT_TRUE(def.ok());
   EXPECT_NE(def->find(R"("modelVersion":"1")"), std::string::npos) << *def;  // highest ready
   EXPECT_EQ(def->find(R"("modelVersion":"2")"), std::string::npos);
   auto all = WriteTorchServeDescribe(Echo(), std::nullopt, true);
   EXPECT_NE(all->find(R"("modelVersion":"2")"), std::string::npos);
-  EXPECT_NE(all->find(R"("status":"FAILED","error":"model.pt: bad magic")"), std::string::npos);
+  EXPECT_NE(all->find(R"("status":"UNAVAILABLE","error":"model.pt: bad magic")"),
+            std::string::npos);
   EXPECT_FALSE(WriteTorchServeDescribe(Echo(), 7, false).ok());
 }
 

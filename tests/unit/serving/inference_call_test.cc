@@ -33,7 +33,8 @@ class InferenceCallTest : public ::testing::Test {
     ro.backend = &backend_;
     ro.scheduler = scheduler_.get();
     repo_ = std::move(*repository::ModelRepository::Create(ro));
-    repo_->LoadInitial();
+    repo_->StartEagerLoads();
+    repo_->WaitForStartup(TimePoint::max());
   }
   void TearDown() override { fs::remove_all(store_); }
 

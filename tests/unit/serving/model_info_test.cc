@@ -17,7 +17,14 @@ ModelStatus Echo() {
   c.inputs = {{"x", DataType::kFp32, {3, -1}, std::nullopt}};
   c.outputs = {{"y", DataType::kInt64, {}, std::nullopt}};
   s.config = c;
-  s.versions = {{1, ModelState::kReady, ""}, {2, ModelState::kFailed, "model.pt: bad magic"}};
+  repository::VersionStatus v1, v2;
+  v1.version = 1;
+  v1.state = ModelState::kReady;
+  v1.resident = true;
+  v1.footprint.bytes = 4096;
+  v2.version = 2;
+  v2.error = "model.pt: bad magic";
+  s.versions = {v1, v2};
   return s;
 }
 
@@ -38,7 +45,7 @@ TEST(DescribeModel, OneVersion) {
   auto m = DescribeModel(Echo(), 2);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->versions, (std::vector<int64_t>{2}));
-  EXPECT_EQ(m->state, ModelState::kFailed);
+  EXPECT_EQ(m->state, ModelState::kUnavailable);
   EXPECT_EQ(m->error, "model.pt: bad magic");
   auto missing = DescribeModel(Echo(), 5);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
@@ -53,6 +60,9 @@ TEST(RepositoryIndex, EveryVersionOrOnlyReadyOnes) {
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[1].version, "2");
   EXPECT_EQ(all[1].reason, "model.pt: bad magic");
+  EXPECT_EQ(all[0].bytes, 4096) << "resident";
+  EXPECT_EQ(all[1].bytes, 0);
+  EXPECT_FALSE(all[2].footprint.has_value());
   EXPECT_EQ(all[2].name, "broken");
   EXPECT_EQ(all[2].version, "");
   auto ready = RepositoryIndex({Echo(), broken}, true);

@@ -1,0 +1,460 @@
+// Lifecycle: registration, requests (Acquire, Get), status, and the memory
+// ledger. The load and unload jobs are in lifecycle_jobs.cc.
+#include "repository/internal/lifecycle.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+
+#include "repository/memory_budget.h"
+#include "repository/model_name.h"
+
+namespace inferd::repository::internal {
+namespace {
+
+int64_t MillisBetween(TimePoint a, TimePoint b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+}  // namespace
+
+Lifecycle::Lifecycle(Options options)
+    : options_(std::move(options)),
+      store_(options_.store_dir),
+      load_context_{options_.backend, options_.scheduler, options_.hooks_factory,
+                    options_.placement} {
+  if (options_.metrics) metrics_ = std::make_unique<CacheMetrics>(*options_.metrics);
+}
+
+Status Lifecycle::Init() {
+  RETURN_IF_ERROR(store_.Check());
+  std::vector<std::string> skipped;
+  const std::vector<std::string> names = store_.ListModels(&skipped);
+  for (const auto& why : skipped) spdlog::warn("model store: folder skipped: {}", why);
+  std::vector<std::string> served = options_.models;
+  for (const auto& name : served) {
+    if (!std::binary_search(names.begin(), names.end(), name)) {
+      spdlog::error("model '{}' (--models) is not in the model store {}", EscapeForMessage(name),
+                    options_.store_dir);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& name : served) {
+    if (!std::binary_search(names.begin(), names.end(), name)) startup_failed_ = true;
+  }
+  for (const auto& name : names) {
+    auto stored = store_.Read(name);
+    if (!stored.ok()) {  // vanished since the listing
+      spdlog::warn("model store: {}", stored.status().message());
+      continue;
+    }
+    Entry& e = entries_[name];
+    e.name = name;
+    e.dir = stored->dir;
+    e.config = stored->config;
+    e.config_error = stored->config_error;
+    for (const auto& v : stored->versions) {
+      Version& slot = e.versions[v.version];
+      slot.stored = v;
+      slot.footprint.file_bytes = v.file_bytes;
+      slot.footprint.bytes = EstimateFootprint(v, slot.footprint);
+    }
+    const bool named =
+        served.empty() || std::find(served.begin(), served.end(), name) != served.end();
+    const std::string load = e.config ? e.config->load : "";
+    if (!named) {
+      e.policy = LoadPolicy::kManual;
+    } else if (load == "lazy" || (load.empty() && options_.lazy_load)) {
+      e.policy = LoadPolicy::kLazy;
+    } else {
+      e.policy = LoadPolicy::kEager;
+    }
+    e.pinned = e.config && e.config->pinned;
+    if (!e.config) spdlog::error("model '{}': {}", name, e.config_error);
+  }
+  accepting_jobs_ = true;
+  auto* backend = options_.backend;
+  pool_ = std::make_unique<LoadPool>(options_.load_threads, [backend] {
+    // Warm-up runs on the load thread: one intra-op thread, unpinned.
+    backend->InitExecutorThread({}, 1);
+  });
+  std::weak_ptr<Lifecycle> weak = weak_from_this();
+  timer_ = std::make_unique<DeadlineTimer>(options_.clock, [weak](TimePoint now) {
+    auto self = weak.lock();
+    return self ? self->ExpireWaiters(now) : TimePoint::max();
+  });
+  if (metrics_) metrics_->budget_bytes->Set(static_cast<double>(options_.memory_budget));
+  return Status::Ok();
+}
+
+void Lifecycle::Shutdown() {
+  Aftermath after;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    accepting_jobs_ = false;
+    const Status down = Unavailable("the server is shutting down");
+    for (auto& [name, e] : entries_) {
+      for (auto& w : e.waiters) after.answers.emplace_back(std::move(w.done), down);
+      e.waiters.clear();
+    }
+  }
+  timer_.reset();
+  Carry(std::move(after));
+  pool_.reset();  // runs the jobs still queued: they see !accepting_jobs_ and stop
+  Aftermath rest;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [name, e] : entries_) {
+      for (auto& [v, slot] : e.versions) {
+        if (slot.handle) rest.retire.push_back(std::move(slot.handle));
+      }
+    }
+  }
+  Carry(std::move(rest));
+}
+
+void Lifecycle::StartEagerLoads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  started_ = true;
+  for (auto& [name, e] : entries_) {
+    if (e.policy != LoadPolicy::kEager || e.job != Job::kNone) continue;
+    e.startup = true;
+    ++startup_pending_;
+    StartLoadLocked(e, /*rescan=*/false);
+  }
+  startup_cv_.notify_all();
+}
+
+bool Lifecycle::WaitForStartup(TimePoint deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return startup_cv_.wait_until(lock, deadline, [&] { return startup_pending_ == 0; });
+}
+
+bool Lifecycle::AllReady() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return started_ && startup_pending_ == 0 && !startup_failed_;
+}
+
+Lifecycle::Entry* Lifecycle::FindLocked(const std::string& name) {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+const Lifecycle::Entry* Lifecycle::FindLocked(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::string Lifecycle::UnknownModelLocked(const std::string& name) const {
+  std::string known;
+  size_t shown = 0;
+  for (const auto& [n, e] : entries_) {
+    if (++shown > 20) {
+      known += ", ... (" + std::to_string(entries_.size()) + " in all)";
+      break;
+    }
+    known += (known.empty() ? "" : ", ") + n;
+  }
+  return "unknown model '" + name + "' (known models: " + (known.empty() ? "none" : known) + ")";
+}
+
+StatusOr<ModelHandle> Lifecycle::ResolveLocked(const Entry& e,
+                                               std::optional<int64_t> version) const {
+  if (version) {
+    auto it = e.versions.find(*version);
+    if (it == e.versions.end()) {
+      std::string known;
+      for (const auto& [v, slot] : e.versions)
+        known += (known.empty() ? "" : ", ") + std::to_string(v);
+      return NotFound("model '" + e.name + "' has no version " + std::to_string(*version) +
+                      "; versions: " + (known.empty() ? "none" : known));
+    }
+    const Version& slot = it->second;
+    if (slot.handle) return slot.handle;
+    const std::string state = slot.loading ? "LOADING" : "UNAVAILABLE";
+    return Unavailable("model '" + e.name + "' version " + std::to_string(*version) +
+                       " is not ready (" + state + (slot.error.empty() ? "" : ": " + slot.error) +
+                       ")");
+  }
+  for (auto it = e.versions.rbegin(); it != e.versions.rend(); ++it) {
+    if (it->second.handle) return it->second.handle;
+  }
+  if (e.job == Job::kLoad) return Unavailable("model '" + e.name + "' is not ready (LOADING)");
+  if (!e.error.empty()) return Unavailable("model '" + e.name + "' is not ready: " + e.error);
+  return Unavailable("model '" + e.name + "' is not ready (not loaded)");
+}
+
+// Why a request cannot load `e` on demand, or OK when it can.
+Status Lifecycle::NotLoadableLocked(const Entry& e) const {
+  const std::string how = "; load it through the management API (POST /models?url=" + e.name +
+                          " or POST /v2/repository/models/" + e.name + "/load)";
+  if (!e.config) return Unavailable("model '" + e.name + "' is not ready: " + e.config_error);
+  if (!e.error.empty()) return Unavailable("model '" + e.name + "' failed to load: " + e.error);
+  if (e.job == Job::kUnload) return Unavailable("model '" + e.name + "' is being unloaded");
+  if (e.policy == LoadPolicy::kManual) {
+    return Unavailable("model '" + e.name + "' is not loaded: " +
+                       (e.unloaded_by_hand ? "it was unloaded through the management API"
+                                           : "--models did not name it") +
+                       how);
+  }
+  return Status::Ok();
+}
+
+void Lifecycle::Acquire(const std::string& model, std::optional<int64_t> version,
+                        TimePoint deadline, AcquireCallback done) {
+  if (Status valid = ValidateModelName(model); !valid.ok()) return done(valid);
+  StatusOr<ModelHandle> answer = Unavailable("");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry* e = FindLocked(model);
+    const bool resident =
+        e && std::any_of(e->versions.begin(), e->versions.end(),
+                         [](const auto& v) { return v.second.handle != nullptr; });
+    const Status loadable = e ? NotLoadableLocked(*e) : Status::Ok();
+    if (!e) {
+      answer = NotFound(UnknownModelLocked(model));
+    } else if (resident || (version && !e->versions.count(*version))) {
+      answer = ResolveLocked(*e, version);
+      if (answer.ok()) {
+        const TimePoint now = options_.clock->Now();
+        e->lru_time = now;
+        e->last_request = now;
+        if (metrics_) metrics_->hits->Increment();
+      }
+    } else if (e->job != Job::kLoad && !loadable.ok()) {
+      answer = loadable;
+    } else if (!accepting_jobs_) {
+      answer = Unavailable("the server is shutting down");
+    } else {
+      const TimePoint now = options_.clock->Now();
+      if (deadline == TimePoint::max()) {
+        deadline =
+            now + std::chrono::milliseconds(e->config ? e->config->request_timeout_ms : 5000);
+      }
+      e->waiters.push_back({version, now, deadline, std::move(done)});
+      if (metrics_) metrics_->misses->Increment();
+      if (e->job == Job::kNone) StartLoadLocked(*e, /*rescan=*/false);
+      timer_->Wake(deadline);
+      return;
+    }
+  }
+  done(std::move(answer));
+}
+
+StatusOr<ModelHandle> Lifecycle::Get(const std::string& model,
+                                     std::optional<int64_t> version) const {
+  RETURN_IF_ERROR(ValidateModelName(model));
+  std::lock_guard<std::mutex> lock(mu_);
+  const Entry* e = FindLocked(model);
+  if (!e) return NotFound(UnknownModelLocked(model));
+  return ResolveLocked(*e, version);
+}
+
+TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
+  std::vector<std::pair<AcquireCallback, Status>> expired;
+  TimePoint next = TimePoint::max();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [name, e] : entries_) {
+      if (e.waiters.empty()) continue;
+      auto keep = e.waiters.begin();
+      for (auto& w : e.waiters) {
+        if (w.deadline <= now) {
+          expired.emplace_back(std::move(w.done),
+                               DeadlineExceeded("model '" + name + "' was still loading after " +
+                                                std::to_string(MillisBetween(w.since, now)) +
+                                                " ms when the request's deadline passed"));
+        } else {
+          next = std::min(next, w.deadline);
+          *keep++ = std::move(w);
+        }
+      }
+      e.waiters.erase(keep, e.waiters.end());
+    }
+  }
+  for (auto& [done, status] : expired) done(status);
+  return next;
+}
+
+std::vector<ModelStatus> Lifecycle::List() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ModelStatus> out;
+  out.reserve(entries_.size());
+  for (const auto& [name, e] : entries_) out.push_back(StatusLocked(e));
+  return out;
+}
+
+StatusOr<ModelStatus> Lifecycle::GetStatus(const std::string& model) const {
+  RETURN_IF_ERROR(ValidateModelName(model));
+  std::lock_guard<std::mutex> lock(mu_);
+  const Entry* e = FindLocked(model);
+  if (!e) return NotFound(UnknownModelLocked(model));
+  return StatusLocked(*e);
+}
+
+ModelStatus Lifecycle::StatusLocked(const Entry& e) const {
+  ModelStatus s;
+  s.name = e.name;
+  s.config = e.config;
+  s.error = e.config ? e.error : e.config_error;
+  s.load = e.policy;
+  s.pinned = e.pinned;
+  s.resident_bytes = e.resident_bytes;
+  bool ready = false;
+  for (const auto& [v, slot] : e.versions) {
+    VersionStatus vs;
+    vs.version = v;
+    vs.error = slot.error;
+    vs.footprint = slot.footprint;
+    if (slot.handle) {
+      vs.state = ModelState::kReady;
+      s.in_flight += slot.handle->in_flight();
+      ready = true;
+    } else if (slot.loading) {
+      vs.state = ModelState::kLoading;
+    } else if (e.retiring > 0) {
+      vs.state = ModelState::kUnloading;
+    }
+    vs.resident = slot.handle != nullptr;
+    s.versions.push_back(std::move(vs));
+  }
+  if (e.job == Job::kLoad && !ready) {
+    s.state = ModelState::kLoading;
+  } else if (e.job == Job::kUnload || (!ready && e.retiring > 0)) {
+    s.state = ModelState::kUnloading;
+  } else if (ready) {
+    s.state = ModelState::kReady;
+  }
+  if (e.last_request) {
+    s.last_used = std::chrono::system_clock::now() -
+                  std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                      options_.clock->Now() - *e.last_request);
+  }
+  return s;
+}
+
+ModelRepository::MemoryUse Lifecycle::memory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {options_.memory_budget, resident_, reserved_};
+}
+
+bool Lifecycle::EvictableLocked(const Entry& e) const {
+  if (e.pinned || e.job != Job::kNone || !e.waiters.empty()) return false;
+  bool any = false;
+  for (const auto& [v, slot] : e.versions) {
+    if (!slot.handle) continue;
+    // Handles are copied out only under mu_, so a count of 1 (ours) cannot
+    // grow while we hold it: nothing is queued, running or about to enqueue.
+    if (slot.handle.use_count() != 1) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::vector<ModelHandle> Lifecycle::EvictLocked(const std::string& keep, int64_t need, bool* fits,
+                                                std::string* why_not) {
+  std::vector<CacheEntry> candidates;
+  int64_t busy = 0, pinned = 0;
+  for (const auto& [name, e] : entries_) {
+    if (name == keep || e.resident_bytes == 0) continue;
+    if (EvictableLocked(e)) {
+      candidates.push_back({name, e.resident_bytes, e.lru_time});
+    } else if (e.pinned) {
+      pinned += e.resident_bytes;
+    } else {
+      busy += e.resident_bytes;
+    }
+  }
+  const int64_t budget = options_.memory_budget;
+  EvictionPlan plan = PlanEviction(std::move(candidates), CommittedLocked(), need, budget);
+  *fits = plan.fits;
+  if (!plan.fits && why_not) {
+    *why_not = "the memory budget (" + FormatBytes(budget) + ") cannot make room for " +
+               FormatBytes(need) + ": " + FormatBytes(CommittedLocked()) + " is committed (" +
+               FormatBytes(busy) + " by models with requests in flight or loading, " +
+               FormatBytes(pinned) + " by pinned models, " + FormatBytes(reserved_) +
+               " by loads in progress)";
+    if (need > budget) {
+      *why_not = "it needs about " + FormatBytes(need) + ", more than the whole memory budget (" +
+                 FormatBytes(budget) + ")";
+    }
+  }
+  std::vector<ModelHandle> victims;
+  const TimePoint now = options_.clock->Now();
+  for (const auto& name : plan.victims) {
+    Entry& e = entries_.at(name);
+    spdlog::info("model '{}': evicted ({} resident, idle {} ms) to make room for '{}'", name,
+                 FormatBytes(e.resident_bytes), MillisBetween(e.lru_time, now), keep);
+    for (auto& [v, slot] : e.versions) {
+      if (!slot.handle) continue;
+      auto charge = charges_.find(slot.serial);
+      if (charge != charges_.end() && !charge->second.evicting) {
+        charge->second.evicting = true;
+        evicting_ += charge->second.bytes;
+      }
+      victims.push_back(std::move(slot.handle));
+      slot.handle = nullptr;
+    }
+    if (metrics_) metrics_->evictions->Increment();
+  }
+  return victims;
+}
+
+std::function<void()> Lifecycle::OnRelease(uint64_t serial) {
+  std::weak_ptr<Lifecycle> weak = weak_from_this();
+  return [weak, serial] {
+    if (auto self = weak.lock()) self->Released(serial);
+  };
+}
+
+// The last handle of an instance is gone (any thread; the caller may hold the
+// scheduler's mutex, never ours).
+void Lifecycle::Released(uint64_t serial) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = charges_.find(serial);
+    if (it == charges_.end()) return;
+    const Charge c = it->second;
+    charges_.erase(it);
+    resident_ -= c.bytes;
+    if (c.evicting) evicting_ -= c.bytes;
+    if (Entry* e = FindLocked(c.model)) {
+      e->resident_bytes -= c.bytes;
+      if (c.retired) --e->retiring;
+    }
+    UpdateGaugesLocked();
+    // Instances dropped by a job are trimmed by that job; one released by the
+    // last request of a retired version gets a trim on the load threads.
+    // (Posted under mu_: Shutdown stops accepting jobs under mu_ before it
+    // destroys the pool.)
+    if (c.retired && !c.evicting && options_.release_memory && accepting_jobs_ && !trim_posted_) {
+      trim_posted_ = true;
+      pool_->Post([this] {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          trim_posted_ = false;
+        }
+        options_.release_memory();
+      });
+    }
+  }
+}
+
+void Lifecycle::UpdateGaugesLocked() {
+  if (!metrics_) return;
+  int64_t loaded = 0;
+  for (const auto& [serial, c] : charges_) loaded += c.retired || c.evicting ? 0 : 1;
+  metrics_->loaded->Set(static_cast<double>(loaded));
+  metrics_->resident_bytes->Set(static_cast<double>(resident_));
+}
+
+void Lifecycle::Carry(Aftermath after) {
+  for (auto& h : after.retire) h->Retire();
+  after.retire.clear();  // drops the handles: Released runs for the last ones
+  if (after.release_memory && options_.release_memory) options_.release_memory();
+  for (auto& [done, answer] : after.answers) done(std::move(answer));
+  for (auto& [done, status] : after.dones) done(status);
+}
+
+}  // namespace inferd::repository::internal

@@ -1,0 +1,173 @@
+// Lifecycle: the state behind ModelRepository (see model_repository.h for the
+// contract): one Entry per registered model, the load pool, the memory
+// ledger, and the requests waiting for loads.
+//
+// Everything mutable is guarded by mu_. The rule that keeps it free of
+// deadlocks: mu_ is never held while calling out (backend, scheduler,
+// Retire, a caller's callback, release_memory) and never while dropping a
+// ModelHandle, because the last handle's destructor calls back in
+// (Released). Handles and callbacks are moved out under the lock and dropped
+// or called after it.
+//
+// The budget's ledger: every live ServedModel instance has a Charge (its
+// footprint bytes) from the moment it is installed until its destructor runs,
+// wherever that happens, so `resident_` is what loaded models hold now.
+// Victims chosen for eviction are marked `evicting` and no longer count as
+// committed, since the load thread that chose them drops their only handles
+// right after.
+// Lifecycle lives in a shared_ptr: instances hold a weak_ptr to it for their
+// release, and may outlive the repository.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "repository/cache_policy.h"
+#include "repository/internal/cache_metrics.h"
+#include "repository/internal/deadline_timer.h"
+#include "repository/internal/load_pool.h"
+#include "repository/internal/version_loader.h"
+#include "repository/model_repository.h"
+#include "repository/model_store.h"
+
+namespace inferd::repository::internal {
+
+class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
+ public:
+  using Options = ModelRepository::Options;
+  using AcquireCallback = ModelRepository::AcquireCallback;
+  using DoneCallback = ModelRepository::DoneCallback;
+
+  explicit Lifecycle(Options options);
+  // Registers the store's models; starts the load threads and the timer.
+  Status Init();
+  // Answers waiting callers, stops the threads, retires every version.
+  void Shutdown();
+
+  void StartEagerLoads();
+  bool WaitForStartup(TimePoint deadline);
+  bool AllReady() const;
+
+  void Acquire(const std::string& model, std::optional<int64_t> version, TimePoint deadline,
+               AcquireCallback done);
+  StatusOr<ModelHandle> Get(const std::string& model, std::optional<int64_t> version) const;
+  void Load(const std::string& model, DoneCallback done);
+  void Unload(const std::string& model, DoneCallback done);
+  std::vector<ModelStatus> List() const;
+  StatusOr<ModelStatus> GetStatus(const std::string& model) const;
+  ModelRepository::MemoryUse memory() const;
+
+ private:
+  struct Version {
+    StoredVersion stored;
+    Footprint footprint;  // the estimate, or the last measured
+    ModelHandle handle;   // the READY instance
+    uint64_t serial = 0;  // its Charge
+    std::string error;    // the last load of this version failed
+    bool loading = false;
+  };
+  struct Waiter {
+    std::optional<int64_t> version;
+    TimePoint since;
+    TimePoint deadline;
+    AcquireCallback done;
+  };
+  enum class Job { kNone, kLoad, kUnload };
+  struct Entry {
+    std::string name;
+    std::string dir;
+    std::optional<config::ModelConfig> config;
+    std::string config_error;
+    std::map<int64_t, Version> versions;
+    LoadPolicy policy = LoadPolicy::kEager;
+    bool pinned = false;
+    bool unloaded_by_hand = false;
+    std::string error;  // the last load failed (config, no versions, default version)
+    Job job = Job::kNone;
+    bool rescan = false;        // the queued load reads the store again
+    bool load_after = false;    // a load was asked while unloading
+    bool unload_after = false;  // an unload was asked while loading
+    bool startup = false;       // an eager load of StartEagerLoads, not finished
+    std::vector<DoneCallback> load_done, unload_done;
+    std::vector<Waiter> waiters;
+    TimePoint lru_time{};  // last request, or the end of the last load
+    std::optional<TimePoint> last_request;
+    int64_t resident_bytes = 0;  // charges of its live instances
+    int retiring = 0;            // retired instances still alive
+  };
+  struct Charge {
+    std::string model;
+    int64_t bytes = 0;
+    bool retired = false;
+    bool evicting = false;
+  };
+  // What a job hands back to be done after the lock is released.
+  struct Aftermath {
+    std::vector<ModelHandle> retire;  // Retire, then drop
+    std::vector<std::pair<AcquireCallback, StatusOr<ModelHandle>>> answers;
+    std::vector<std::pair<DoneCallback, Status>> dones;
+    bool release_memory = false;
+  };
+
+  // Requests.
+  StatusOr<ModelHandle> ResolveLocked(const Entry& e, std::optional<int64_t> version) const;
+  Status NotLoadableLocked(const Entry& e) const;
+  std::string UnknownModelLocked(const std::string& name) const;
+  Entry* FindLocked(const std::string& name);
+  const Entry* FindLocked(const std::string& name) const;
+  ModelStatus StatusLocked(const Entry& e) const;
+  TimePoint ExpireWaiters(TimePoint now);
+
+  // Jobs (on the load threads).
+  void StartLoadLocked(Entry& e, bool rescan);
+  void StartUnloadLocked(Entry& e);
+  void RunLoad(const std::string& name);
+  void RunUnload(const std::string& name);
+  bool RefreshFromStoreLocked(Entry& e, const StoredModel& stored, Aftermath* after);
+  void FinishJobLocked(Entry& e, const Status& status, Aftermath* after);
+  void InstallLocked(Entry& e, int64_t version, uint64_t serial, StatusOr<ModelHandle> loaded,
+                     Aftermath* after);
+  void Carry(Aftermath after);
+
+  // Budget.
+  int64_t CommittedLocked() const { return resident_ - evicting_ + reserved_; }
+  bool EvictableLocked(const Entry& e) const;
+  std::vector<ModelHandle> EvictLocked(const std::string& keep, int64_t need, bool* fits,
+                                       std::string* why_not);
+  void Released(uint64_t serial);
+  std::function<void()> OnRelease(uint64_t serial);
+  void UpdateGaugesLocked();
+
+  const Options options_;
+  const ModelStore store_;
+  const VersionLoadContext load_context_;
+  std::unique_ptr<CacheMetrics> metrics_;
+
+  mutable std::mutex mu_;
+  std::condition_variable startup_cv_;
+  std::map<std::string, Entry> entries_;  // guarded by mu_
+  std::map<uint64_t, Charge> charges_;    // guarded by mu_: live instances by serial
+  uint64_t next_serial_ = 1;              // guarded by mu_
+  int64_t resident_ = 0;                  // guarded by mu_: sum of charges
+  int64_t evicting_ = 0;                  // guarded by mu_: charges of chosen victims
+  int64_t reserved_ = 0;                  // guarded by mu_: estimates of running loads
+  int startup_pending_ = 0;               // guarded by mu_
+  bool startup_failed_ = false;           // guarded by mu_
+  bool started_ = false;                  // guarded by mu_
+  bool accepting_jobs_ = false;           // guarded by mu_
+  bool trim_posted_ = false;              // guarded by mu_
+
+  // A version's first load holds this exclusively (its RSS growth is its own);
+  // loads whose footprint is known share it.
+  std::shared_mutex measure_mu_;
+  std::unique_ptr<LoadPool> pool_;
+  std::unique_ptr<DeadlineTimer> timer_;
+};
+
+}  // namespace inferd::repository::internal

@@ -1,0 +1,62 @@
+#include "repository/internal/version_loader.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace inferd::repository::internal {
+
+int64_t EstimateFootprint(const StoredVersion& stored, const Footprint& known) {
+  if (known.measured) return known.bytes;
+  return kFileFactor * stored.file_bytes + kFixedOverhead;
+}
+
+StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
+                                  const config::ModelConfig& config, const std::string& dir,
+                                  const StoredVersion& stored, const Footprint& known,
+                                  const std::function<int64_t()>& resident_bytes,
+                                  std::function<void()> on_release) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t rss_before = resident_bytes ? resident_bytes() : 0;
+
+  backend::LoadOptions lo;
+  lo.model_path = stored.model_path;
+  lo.config = config;
+  ASSIGN_OR_RETURN(std::shared_ptr<backend::Model> model, context.backend->Load(lo));
+  scheduler::ModelSpec spec;
+  spec.name = config.name + ":" + std::to_string(stored.version);
+  spec.version = std::to_string(stored.version);
+  spec.config = config;
+  spec.model = model;
+  if (context.hooks_factory) {
+    ASSIGN_OR_RETURN(spec.hooks, context.hooks_factory(config, dir));
+  }
+  if (context.placement) context.placement(config, &spec);
+
+  Footprint f = known;
+  f.file_bytes = stored.file_bytes;
+  f.weight_bytes = model->WeightBytes();
+  if (resident_bytes) {
+    f.rss_growth = std::max<int64_t>(0, resident_bytes() - rss_before);
+    f.measured = true;
+    f.bytes = std::max(f.weight_bytes, f.rss_growth);
+  } else if (f.measured) {
+    f.bytes = std::max(f.bytes, f.weight_bytes);
+  } else {
+    f.bytes = std::max(EstimateFootprint(stored, known), f.weight_bytes);
+  }
+  f.load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  ServedModel::Parts parts;
+  parts.config = config;
+  parts.version = stored.version;
+  parts.dir = dir;
+  parts.model = std::move(model);
+  parts.queue = context.scheduler->AddModel(std::move(spec));
+  parts.scheduler = context.scheduler;
+  parts.footprint = f;
+  parts.on_release = std::move(on_release);
+  return std::make_shared<ServedModel>(std::move(parts));
+}
+
+}  // namespace inferd::repository::internal

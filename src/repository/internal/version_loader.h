@@ -1,0 +1,43 @@
+// Loads one model version into a servable ModelHandle and measures what it
+// costs: the backend's load and warm-up, the pipeline hooks, the scheduler
+// queue, and the footprint (model_status.h).
+//
+// The footprint is measured as the growth of the process's resident memory
+// across the whole load when `resident_bytes` is given; the caller makes sure
+// no other load runs meanwhile (otherwise their growth would be counted here).
+// Without it, the known footprint is kept (its weights refreshed).
+// Thread-safety: a free function; the backend and scheduler it calls are
+// thread-safe. Runs on a load thread and may take seconds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/status.h"
+#include "repository/model_repository.h"
+#include "repository/model_store.h"
+
+namespace inferd::repository::internal {
+
+struct VersionLoadContext {
+  backend::Backend* backend = nullptr;
+  scheduler::Scheduler* scheduler = nullptr;
+  HooksFactory hooks_factory;
+  Placement placement;
+};
+
+// The budget's estimate before a load: the measured footprint when there is
+// one, else an upper bound from the file size (kFileFactor x model.pt +
+// kFixedOverhead: the measured example models and generated models stay below it).
+inline constexpr int64_t kFileFactor = 2;
+inline constexpr int64_t kFixedOverhead = int64_t{1} << 20;
+int64_t EstimateFootprint(const StoredVersion& stored, const Footprint& known);
+
+StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
+                                  const config::ModelConfig& config, const std::string& dir,
+                                  const StoredVersion& stored, const Footprint& known,
+                                  const std::function<int64_t()>& resident_bytes,
+                                  std::function<void()> on_release);
+
+}  // namespace inferd::repository::internal

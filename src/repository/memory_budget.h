@@ -1,0 +1,53 @@
+// The memory budget of the model cache: `--memory-budget SIZE|auto`, parsed
+// here, and the process's resident memory, read here.
+//
+// SIZE is bytes, or a number with a binary suffix: K, M, G, T (also written
+// KiB, MiB, GiB, TiB; 1K = 1024), e.g. 512M or 1.5G. `auto` is
+// kAutoBudgetFraction of the memory this process may use: the tightest
+// cgroup limit on its path (v2 memory.max, v1 memory.limit_in_bytes), or the
+// machine's MemTotal when no cgroup limits it. The rest is left for the
+// server's own base, request bodies, activations and the allocator's slack.
+//
+// Every file read goes through the two roots of MemoryPaths, so tests point
+// them at a fake tree. Pure functions of the files; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace inferd::repository {
+
+inline constexpr double kAutoBudgetFraction = 0.7;
+
+struct MemoryPaths {
+  std::string proc_root = "/proc";
+  std::string cgroup_root = "/sys/fs/cgroup";
+};
+
+// "512M" -> 536870912. kInvalidArgument naming the text and the accepted forms
+// for anything else (negative, empty, unknown suffix, overflow).
+StatusOr<int64_t> ParseByteSize(std::string_view text);
+
+struct MemoryLimit {
+  int64_t bytes = 0;
+  std::string source;  // "cgroup v1 .../memory.limit_in_bytes", "MemTotal", for the log
+};
+// The memory this process may use, as described above. kUnavailable when not
+// even MemTotal can be read.
+StatusOr<MemoryLimit> ReadMemoryLimit(const MemoryPaths& paths = {});
+
+// `--memory-budget` text -> bytes (0 = no budget: "" or "0" or "none").
+// `note` (may be null) receives a line for the log saying where `auto` came from.
+StatusOr<int64_t> ResolveMemoryBudget(std::string_view text, std::string* note = nullptr,
+                                      const MemoryPaths& paths = {});
+
+// Resident set size of this process in bytes (/proc/self/statm); 0 if unreadable.
+int64_t ReadResidentBytes(const MemoryPaths& paths = {});
+
+// 1536 -> "1.5 KiB", for messages.
+std::string FormatBytes(int64_t bytes);
+
+}  // namespace inferd::repository

@@ -1,0 +1,90 @@
+#include "repository/model_store.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "repository/model_name.h"
+
+namespace inferd::repository {
+namespace fs = std::filesystem;
+namespace {
+
+bool IsFile(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+bool IsDirectory(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+// Positive integer folder names holding a model.pt, ascending.
+std::vector<StoredVersion> ScanVersions(const fs::path& model_dir) {
+  std::vector<StoredVersion> versions;
+  std::error_code ec;
+  fs::directory_iterator it(model_dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.size() > 18 || name[0] == '0' ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    const fs::path file = it->path() / "model.pt";
+    if (!IsFile(file)) continue;
+    std::error_code size_ec;
+    const auto size = fs::file_size(file, size_ec);
+    versions.push_back({std::stoll(name), file.string(), size_ec ? 0 : static_cast<int64_t>(size)});
+  }
+  std::sort(versions.begin(), versions.end(),
+            [](const StoredVersion& a, const StoredVersion& b) { return a.version < b.version; });
+  return versions;
+}
+
+}  // namespace
+
+Status ModelStore::Check() const {
+  if (!IsDirectory(dir_)) return NotFound("model store '" + dir_ + "' is not a directory");
+  return Status::Ok();
+}
+
+std::vector<std::string> ModelStore::ListModels(std::vector<std::string>* skipped) const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  fs::directory_iterator it(dir_, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!IsFile(it->path() / "config.yaml")) continue;
+    Status valid = ValidateModelName(name);
+    if (!valid.ok()) {
+      if (skipped) skipped->push_back(valid.message());
+      continue;
+    }
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+StatusOr<StoredModel> ModelStore::Read(const std::string& name) const {
+  RETURN_IF_ERROR(ValidateModelName(name));
+  const fs::path dir = fs::path(dir_) / name;
+  const fs::path config_path = dir / "config.yaml";
+  if (!IsFile(config_path)) {
+    return NotFound("no model '" + name + "' in the model store " + dir_ + " (expected " +
+                    config_path.string() + ")");
+  }
+  StoredModel model;
+  model.name = name;
+  model.dir = dir.string();
+  auto config = config::LoadModelConfig(config_path.string(), name);
+  if (config.ok()) {
+    model.config = std::move(*config);
+  } else {
+    model.config_error = config.status().message();
+  }
+  model.versions = ScanVersions(dir);
+  return model;
+}
+
+}  // namespace inferd::repository

@@ -1,0 +1,74 @@
+// ServedModel: one loaded, servable model version, held through a ModelHandle.
+//
+// A ModelHandle (shared_ptr) pins the version: the weights and the queue stay
+// alive while any handle exists. Every request enqueued through a handle keeps
+// one until its completion has run, so "nobody but the repository holds a
+// handle" means "no request is queued, running or about to be enqueued": that
+// is how the repository knows a model is idle and may be evicted.
+//
+// Unloading is the repository's job: it calls Retire (the scheduler refuses new
+// requests for the version; queued ones still run) before it lets its own
+// handle go. The destructor never calls the scheduler, because the last handle
+// may be dropped anywhere, including inside a completion that the scheduler
+// destroys under its own mutex. It only runs `on_release`, which must not call
+// the scheduler either.
+// Thread-safety: all methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+#include "common/status.h"
+#include "config/model_config.h"
+#include "repository/model_status.h"
+#include "scheduler/scheduler.h"
+
+namespace inferd::repository {
+
+class ServedModel : public std::enable_shared_from_this<ServedModel> {
+ public:
+  struct Parts {
+    config::ModelConfig config;
+    int64_t version = 0;
+    std::string dir;  // DIR/<model>
+    std::shared_ptr<backend::Model> model;
+    std::shared_ptr<scheduler::ModelQueue> queue;
+    scheduler::Scheduler* scheduler = nullptr;
+    Footprint footprint;
+    std::function<void()> on_release;  // run by the destructor; may be empty
+  };
+  explicit ServedModel(Parts parts);
+  ~ServedModel();
+  ServedModel(const ServedModel&) = delete;
+  ServedModel& operator=(const ServedModel&) = delete;
+
+  const config::ModelConfig& config() const { return parts_.config; }
+  const std::string& name() const { return parts_.config.name; }
+  int64_t version() const { return parts_.version; }
+  const std::string& dir() const { return parts_.dir; }
+  const Footprint& footprint() const { return parts_.footprint; }
+
+  // Stops accepting requests; those already queued still run. Idempotent.
+  void Retire();
+
+  // See Scheduler::Enqueue for ownership and errors. The completion keeps a
+  // handle to this version until it has run.
+  Status Enqueue(scheduler::InferenceRequest request, scheduler::Completion done);
+  size_t QueueDepth() const;
+  // Requests enqueued whose completion has not run yet.
+  int in_flight() const { return in_flight_->load(std::memory_order_relaxed); }
+
+ private:
+  Parts parts_;
+  std::atomic<bool> retired_{false};
+  // Shared with the completions, which may outlive nothing but need no `this`.
+  std::shared_ptr<std::atomic<int>> in_flight_ = std::make_shared<std::atomic<int>>(0);
+};
+
+using ModelHandle = std::shared_ptr<ServedModel>;
+
+}  // namespace inferd::repository

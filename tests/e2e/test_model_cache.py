@@ -1,0 +1,254 @@
+"""The model repository's life with the real binary and real TorchScript
+models (issue 10, and issue 9's lifecycle and model-name fixes): lazy loading,
+eviction under a small memory budget with every answer compared to PyTorch's,
+unloading while requests are queued, and model names that cannot be models.
+"""
+
+import threading
+
+import pytest
+import torch
+
+from conftest import copy_model, stop_and_check, write_model
+from inferd_e2e import (assert_same, call, get, infer_json, metric_sum, parse_infer_response,
+                        parse_metrics, post, wait_until)
+
+MIB = 1 << 20
+
+
+class Mlp(torch.nn.Module):
+    """x FP32 [64] -> y FP32 [10]: Linear(64, h) -> ReLU -> Linear(h, h) -> ReLU -> Linear(h, 10)."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(64, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden),
+            torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+MLP_CONFIG = """\
+# {name}: an MLP written by tests/e2e/test_model_cache.py
+backend: torchscript
+max_batch_size: 4
+inputs:  [{{name: x, datatype: FP32, shape: [64]}}]
+outputs: [{{name: y, datatype: FP32, shape: [10]}}]
+{extra}"""
+
+CACHE_MODELS = {"mlp_a": 700, "mlp_b": 600, "mlp_c": 800, "mlp_d": 650, "mlp_e": 750}
+
+
+@pytest.fixture(scope="module")
+def cache_store(tmp_path_factory, test_store):
+    """Five MLPs of 1.6-2.6 MB of weights each, a pinned one, and the slow test model."""
+    store = tmp_path_factory.mktemp("cache-store")
+    for i, (name, hidden) in enumerate(CACHE_MODELS.items()):
+        torch.manual_seed(100 + i)
+        write_model(store, name, torch.jit.script(Mlp(hidden).eval()),
+                    MLP_CONFIG.format(name=name, extra=""))
+    torch.manual_seed(99)
+    write_model(store, "mlp_pinned", torch.jit.script(Mlp(128).eval()),
+                MLP_CONFIG.format(name="mlp_pinned", extra="pinned: true\n"))
+    copy_model(test_store, "slow", store)
+    return store
+
+
+def reference(store, name):
+    return torch.jit.load(f"{store}/{name}/1/model.pt").eval()
+
+
+def index(server):
+    r = post(server.management, "/v2/repository/index", {})
+    assert r.status == 200, r
+    return {(m["name"], m["version"]): m for m in r.json()}
+
+
+def scrape(server):
+    return parse_metrics(get(server.metrics, "/metrics").body.decode())
+
+
+def test_lazy_load_on_first_request(server_factory, cache_store):
+    s = server_factory(cache_store, "cache-lazy", args=["--lazy-load"])
+    try:
+        before = index(s)
+        assert before[("mlp_a", "1")]["state"] == "UNAVAILABLE", before
+        assert before[("mlp_a", "1")]["load"] == "lazy"
+        assert before[("mlp_a", "1")]["footprint"]["measured"] is False
+        assert get(s.http, "/v2/health/ready").status == 200, "ready with nothing loaded"
+        assert get(s.http, "/v2/models/mlp_a/ready").status == 503, "not loaded yet"
+        x = torch.randn(3, 64)
+        r = infer_json(s.http, "mlp_a", [("x", x)])
+        _, out = parse_infer_response(r)
+        with torch.no_grad():
+            assert_same(out["y"], reference(cache_store, "mlp_a")(x))
+        cold = float(r.headers["x-inferd-cold-start-ms"])
+        assert cold > 0, r.headers
+        r2 = infer_json(s.http, "mlp_a", [("x", x)])
+        assert r2.status == 200 and "x-inferd-cold-start-ms" not in r2.headers, r2.headers
+        after = index(s)[("mlp_a", "1")]
+        assert after["state"] == "READY", after
+        f = after["footprint"]
+        assert f["measured"] is True and f["bytes"] >= f["weight_bytes"] > 0, f
+        assert f["weight_bytes"] == sum(p.numel() * 4 for p in Mlp(700).parameters()), f
+        assert after["bytes"] == f["bytes"] and after["last_used"], after
+        # TorchServe's list shows the same.
+        listed = {m["modelName"]: m for m in get(s.management, "/models").json()["models"]}
+        assert listed["mlp_a"]["state"] == "READY" and listed["mlp_a"]["residentBytes"] > 0
+        assert listed["mlp_b"]["state"] == "UNAVAILABLE" and listed["mlp_b"]["residentBytes"] == 0
+        m = scrape(s)
+        assert metric_sum(m, "inferd_model_cache_requests_total", result="miss") == 1
+        assert metric_sum(m, "inferd_model_cache_requests_total", result="hit") == 1
+        assert metric_sum(m, "inferd_model_load_seconds_count") == 1
+        assert metric_sum(m, "inferd_models_loaded") == 1
+        assert metric_sum(m, "inferd_model_resident_bytes") == f["bytes"]
+    finally:
+        stop_and_check(s)
+
+
+def test_concurrent_first_requests_share_one_load(server_factory, cache_store):
+    s = server_factory(cache_store, "cache-concurrent", args=["--lazy-load"])
+    try:
+        x = torch.randn(1, 64)
+        results = [None] * 6
+
+        def one(i):
+            results[i] = infer_json(s.http, "mlp_b", [("x", x)])
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(results))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with torch.no_grad():
+            want = reference(cache_store, "mlp_b")(x)
+        for r in results:
+            _, out = parse_infer_response(r)
+            assert_same(out["y"], want)
+        m = scrape(s)
+        assert metric_sum(m, "inferd_model_loads_total", outcome="ok") == 1, "one load for all"
+    finally:
+        stop_and_check(s)
+
+
+def test_eviction_under_a_small_budget_answers_like_pytorch(server_factory, cache_store):
+    """A budget that holds two or three of the MLPs: requests cycle over five of
+    them (and the pinned one); every answer is PyTorch's, models are evicted and
+    loaded again, the pinned one stays, and the cache never passes its budget."""
+    budget = 20 * MIB
+    s = server_factory(cache_store, "cache-budget",
+                       args=["--lazy-load", "--memory-budget", "20M", "--load-threads", "2"])
+    try:
+        names = list(CACHE_MODELS) + ["mlp_pinned"]
+        refs = {n: reference(cache_store, n) for n in names}
+        torch.manual_seed(5)
+        order = ["mlp_pinned"] + [names[i % 5] for i in range(20)] + ["mlp_pinned"]
+        for i, name in enumerate(order):
+            x = torch.randn(2, 64)
+            r = infer_json(s.http, name, [("x", x)])
+            assert r.status == 200, f"request {i} to {name}: {r}"
+            _, out = parse_infer_response(r)
+            with torch.no_grad():
+                assert_same(out["y"], refs[name](x), what=f"request {i} to {name}")
+            resident = metric_sum(scrape(s), "inferd_model_resident_bytes")
+            assert resident <= budget, f"after request {i}: {resident} resident > budget {budget}"
+        m = scrape(s)
+        assert metric_sum(m, "inferd_model_evictions_total") >= 5, \
+            "five models cycling through a cache of two or three must evict"
+        assert metric_sum(m, "inferd_model_memory_budget_bytes") == budget
+        idx = index(s)
+        assert idx[("mlp_pinned", "1")]["state"] == "READY" and idx[("mlp_pinned", "1")]["pinned"]
+        states = [idx[(n, "1")]["state"] for n in CACHE_MODELS]
+        assert "UNAVAILABLE" in states and "READY" in states, states
+        for n in CACHE_MODELS:
+            f = idx[(n, "1")]["footprint"]
+            assert f["measured"] and f["bytes"] > 0, (n, f)
+        # Unloading everything returns the cache to zero.
+        for n in names:
+            assert post(s.management, f"/v2/repository/models/{n}/unload", {}).status == 200
+        wait_until(lambda: metric_sum(scrape(s), "inferd_model_resident_bytes") == 0, 10,
+                   "resident model bytes to reach 0 after unloading every model")
+    finally:
+        stop_and_check(s)
+
+
+def test_unload_while_requests_are_queued(server_factory, cache_store):
+    """The slow model (one executor): a request runs, others queue behind it; an
+    unload answers at once, the queued requests still get their answers, new
+    ones are refused with a message, and the model loads again by hand."""
+    s = server_factory(cache_store, "cache-unload", args=["--models", "slow", "--cpus", "0"])
+    try:
+        body = {"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                            "data": [1000]}]}
+        results = [None] * 4
+
+        def one(i):
+            results[i] = post(s.http, "/v2/models/slow/infer", body, timeout=120)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(results))]
+        for t in threads:
+            t.start()
+        wait_until(lambda: metric_sum(scrape(s), "inferd_queue_depth", model="slow") >= 2, 30,
+                   "requests to queue behind the running one")
+        r = call(s.management, "DELETE", "/models/slow")
+        assert r.status == 200 and r.json() == {"status": 'Model "slow" unregistered'}, r
+        during = index(s)[("slow", "1")]
+        assert during["state"] in ("UNLOADING", "UNAVAILABLE"), during
+        refused = post(s.http, "/v2/models/slow/infer", body)
+        assert refused.status == 503 and "unloaded through the management API" in refused.error()
+        for t in threads:
+            t.join()
+        for i, res in enumerate(results):
+            assert res.status == 200, f"queued request {i} was not answered: {res}"
+        wait_until(lambda: index(s)[("slow", "1")]["state"] == "UNAVAILABLE", 10,
+                   "the unloaded model to become UNAVAILABLE once its requests ended")
+        assert post(s.management, "/models?url=slow", None).status == 200
+        assert post(s.http, "/v2/models/slow/infer", body).status == 200
+    finally:
+        stop_and_check(s)
+
+
+BAD_NAMES = [
+    ("%00", "NUL byte"),
+    ("a%00b", "NUL byte"),
+    ("%FF%FE", "not valid UTF-8"),
+    ("caf%C3", "not valid UTF-8"),
+    ("%C0%AF", "not valid UTF-8"),
+    ("x" * 300, "300 bytes long"),
+    ("..", "'.' and '..'"),
+    ("a%5Cb", "path separator"),
+    ("tab%09", "control character"),
+]
+
+
+def test_model_names_that_cannot_be_models(server_factory, cache_store):
+    """Every route that takes a model name refuses these with 400 and a message,
+    unknown but valid names answer 404, and none of them adds a model."""
+    s = server_factory(cache_store, "cache-names", args=["--lazy-load"])
+    try:
+        count = len(index(s))
+        for raw, why in BAD_NAMES:
+            for port, method, path, body in [
+                    (s.http, "POST", f"/v2/models/{raw}/infer", {"inputs": []}),
+                    (s.http, "POST", f"/predictions/{raw}", "[1]"),
+                    (s.http, "GET", f"/v2/models/{raw}", None),
+                    (s.http, "GET", f"/v2/models/{raw}/ready", None),
+                    (s.management, "GET", f"/models/{raw}", None),
+                    (s.management, "DELETE", f"/models/{raw}", None),
+                    (s.management, "POST", f"/v2/repository/models/{raw}/load", {}),
+                    (s.management, "POST", f"/v2/repository/models/{raw}/unload", {}),
+                    (s.management, "POST", f"/models?url={raw}", None)]:
+                r = call(port, method, path, body)
+                assert r.status == 400, f"{method} {path}: {r}"
+                assert why in r.error(), f"{method} {path}: {r.error()}"
+        for raw in ("nope", "x" * 255, "caf%C3%A9"):
+            assert call(s.http, "POST", f"/predictions/{raw}", "[1]").status == 404
+            assert call(s.management, "POST", f"/models?url={raw}").status == 404
+            assert call(s.management, "DELETE", f"/models/{raw}").status == 404
+        # TorchServe's url is a URL: its last path segment names the model.
+        assert call(s.management, "POST", "/models?url=a%2Fnope").status == 404
+        assert len(index(s)) == count, "no name added an entry"
+        assert get(s.http, "/v2/health/live").status == 200
+    finally:
+        stop_and_check(s)

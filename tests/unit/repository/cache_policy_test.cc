@@ -1,0 +1,46 @@
+#include "repository/cache_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace inferd::repository {
+namespace {
+
+TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
+
+TEST(CachePolicy, NothingIsEvictedWhenTheLoadFits) {
+  auto plan = PlanEviction({{"a", 10, At(1)}}, 50, 50, 100);
+  EXPECT_TRUE(plan.fits);
+  EXPECT_TRUE(plan.victims.empty());
+  EXPECT_TRUE(PlanEviction({{"a", 10, At(1)}}, 1000, 1000, 0).fits) << "no budget";
+}
+
+TEST(CachePolicy, LeastRecentlyUsedFirstUntilItFits) {
+  std::vector<CacheEntry> c = {{"new", 30, At(9)}, {"old", 30, At(1)}, {"mid", 30, At(5)}};
+  auto plan = PlanEviction(c, 90, 40, 100);  // must free 30
+  EXPECT_TRUE(plan.fits);
+  EXPECT_EQ(plan.victims, std::vector<std::string>({"old"}));
+  EXPECT_EQ(plan.freed_bytes, 30);
+  plan = PlanEviction(c, 90, 60, 100);  // must free 50
+  EXPECT_EQ(plan.victims, std::vector<std::string>({"old", "mid"}));
+}
+
+TEST(CachePolicy, TiesAreBrokenByName) {
+  auto plan = PlanEviction({{"b", 10, At(1)}, {"a", 10, At(1)}}, 100, 5, 100);
+  EXPECT_EQ(plan.victims, std::vector<std::string>({"a"}));
+}
+
+TEST(CachePolicy, WhenEvictingEverythingIsNotEnoughNothingIsEvicted) {
+  auto plan = PlanEviction({{"a", 10, At(1)}, {"b", 10, At(2)}}, 100, 50, 100);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_TRUE(plan.victims.empty());
+  EXPECT_EQ(plan.freed_bytes, 0);
+}
+
+TEST(CachePolicy, ANeedOfZeroBringsAnOverfullCacheBackUnderTheBudget) {
+  auto plan = PlanEviction({{"a", 10, At(1)}, {"b", 10, At(2)}}, 115, 0, 100);
+  EXPECT_TRUE(plan.fits);
+  EXPECT_EQ(plan.victims, std::vector<std::string>({"a", "b"}));
+}
+
+}  // namespace
+}  // namespace inferd::repository

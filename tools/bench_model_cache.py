@@ -1,0 +1,508 @@
+#!/usr/bin/python3
+"""The model-cache benchmark of issue 10: many models on one node under a memory budget.
+
+    /usr/bin/python3 tools/bench_model_cache.py [--count 1000] [--rate 20] [--duration 120]
+        [--fraction 0.1] [--out /tmp/bench-model-cache] [--binary build/inferd]
+    /usr/bin/python3 tools/bench_model_cache.py footprints [--store examples/model-store]
+
+One unattended command (about 8-12 minutes on this machine with the defaults,
+plus 2-4 minutes the first time to generate the models):
+  1. tools/make_many_models.py writes STORE (default /tmp/inferd-many-models):
+     1,000 small MLPs and convnets of mixed sizes, each with PyTorch's output for
+     a known input (models.json).
+  2. Run "resident": `inferd serve --lazy-load` without a budget; every model is
+     loaded once (one request each, checked), so all are resident; the footprints
+     the server measured give the budget: --fraction (0.1) of their sum. Then the
+     traffic below runs against it (every request a hit): the reference for hits.
+  3. Run "budget": a fresh `inferd serve --lazy-load --memory-budget B`; its
+     resident memory before any load is the server's own base. The same traffic:
+     hits, cold starts (requests that waited for a load; the server marks them
+     with X-Inferd-Cold-Start-Ms), evictions. RSS is sampled every 0.25 s. Then
+     every model is unloaded and RSS is read again after the server handed the
+     memory back.
+Traffic: an open loop at a fixed rate (--rate requests/s, one every 1/rate s,
+each sent at its time by a pool of 16 client threads with keep-alive
+connections; latency counted from the scheduled time), model ranks drawn from
+Zipf(--zipf 1.1) over the models in a seeded random order of popularity, the
+same sequence in both runs. Every answer is compared with PyTorch's output
+(max abs error <= 1e-4 x max abs value); a wrong answer counts as failed.
+
+Writes OUT/report.md (the table), OUT/rss.svg (RSS and cached model bytes over
+time against budget + base), OUT/results.json and the servers' logs; prints the
+table. `footprints` starts the server on a store, loads every model and prints
+each one's measured footprint (the issue's closing note).
+"""
+
+import argparse
+import http.client
+import json
+import math
+import os
+import queue
+import random
+import re
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from make_many_models import bench_input  # noqa: E402
+
+PORTS = (22080, 22081, 22082)
+LISTENING = re.compile(r"inferd: listening http=(\d+) management=(\d+) metrics=(\d+)")
+
+
+def log(msg):
+    print(f"bench_model_cache: {msg}", flush=True)
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    k = max(0, min(len(v) - 1, math.ceil(p / 100.0 * len(v)) - 1))
+    return v[k]
+
+
+# ------------------------------------------------------------------ the server
+
+class Server:
+    def __init__(self, binary, store, out, name, args):
+        self.name = name
+        self.log_path = os.path.join(out, f"{name}.log")
+        cmd = [binary, "serve", "--model-store", store, "--http-port", str(PORTS[0]),
+               "--management-port", str(PORTS[1]), "--metrics-port", str(PORTS[2]), *args]
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log)
+        line = self.proc.stdout.readline().decode()
+        m = LISTENING.search(line)
+        if not m:
+            self.stop()
+            raise SystemExit(f"{name}: no 'listening' line ({line!r}); see {self.log_path}")
+        self.http, self.management, self.metrics = (int(g) for g in m.groups())
+        deadline = time.monotonic() + 600
+        while self.request(self.http, "GET", "/v2/health/ready")[0] != 200:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.stop()
+                raise SystemExit(f"{name}: never ready; see {self.log_path}")
+            time.sleep(0.1)
+
+    @staticmethod
+    def request(port, method, path, body=None, headers=None, timeout=600):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            r = conn.getresponse()
+            return r.status, r.read()
+        except OSError:
+            return 0, b""
+        finally:
+            conn.close()
+
+    def index(self):
+        status, body = self.request(self.management, "POST", "/v2/repository/index", b"{}")
+        assert status == 200, body
+        return json.loads(body)
+
+    def metric(self, name):
+        _, body = self.request(self.metrics, "GET", "/metrics")
+        total = 0.0
+        for line in body.decode().splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+# -------------------------------------------------------------------- requests
+
+def make_body(i, model):
+    n = 1
+    for d in model["shape"]:
+        n *= d
+    data = struct.pack(f"<{n}f", *bench_input(i, n))
+    head = json.dumps({"inputs": [{"name": model["input"], "datatype": "FP32",
+                                   "shape": [1] + model["shape"],
+                                   "parameters": {"binary_data_size": len(data)}}],
+                       "outputs": [{"name": "y"}]}).encode()
+    return head + data, {"Inference-Header-Content-Length": str(len(head)),
+                         "Content-Type": "application/octet-stream"}
+
+
+def check_answer(body, expected):
+    doc = json.loads(body)
+    got = doc["outputs"][0]["data"]
+    scale = max(max(abs(v) for v in expected), 1e-30)
+    err = max(abs(a - b) for a, b in zip(got, expected))
+    return len(got) == len(expected) and err <= 1e-4 * scale
+
+
+class Client:
+    """Open loop: request k is due at start + k / rate; a pool of threads sends them."""
+
+    def __init__(self, server, models, bodies, threads=16):
+        self.server, self.models, self.bodies = server, models, bodies
+        self.jobs = queue.Queue()
+        self.results = []
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.work, daemon=True) for _ in range(threads)]
+        for t in self.threads:
+            t.start()
+
+    def work(self):
+        conn = None
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            due, idx = job
+            name = self.models[idx]["name"]
+            body, headers = self.bodies[idx]
+            status, data, cold = 0, b"", None
+            for attempt in range(2):  # a keep-alive connection the server closed: once more
+                try:
+                    if conn is None:
+                        conn = http.client.HTTPConnection("127.0.0.1", self.server.http, timeout=120)
+                    conn.request("POST", f"/v2/models/{name}/infer", body=body, headers=headers)
+                    r = conn.getresponse()
+                    data = r.read()
+                    status = r.status
+                    cold = r.getheader("X-Inferd-Cold-Start-Ms")
+                    break
+                except (OSError, http.client.HTTPException):
+                    conn = None
+            end = time.monotonic()
+            ok = status == 200 and check_answer(data, self.models[idx]["expected"])
+            with self.lock:
+                self.results.append({"model": idx, "due": due, "latency_ms": (end - due) * 1000,
+                                     "status": status, "ok": ok,
+                                     "cold_ms": float(cold) if cold is not None else None,
+                                     "error": None if ok else data[:200].decode(errors="replace")})
+
+    def run(self, sequence, rate):
+        start = time.monotonic() + 0.2
+        for k, idx in enumerate(sequence):
+            due = start + k / rate
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self.jobs.put((due, idx))
+        return start
+
+    def finish(self, expected, timeout=300):
+        deadline = time.monotonic() + timeout
+        while len(self.results) < expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for _ in self.threads:
+            self.jobs.put(None)
+        return list(self.results)
+
+
+class Sampler:
+    """RSS every 0.25 s; the cache's resident model bytes (from /metrics, a large page with
+    1,000 models: read only every 5 s so that the reading does not load the server) every 5 s."""
+
+    def __init__(self, server, start):
+        self.server, self.start = server, start
+        self.rss, self.cached = [], []
+        self.stop_flag = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        k = 0
+        while not self.stop_flag.is_set():
+            t = time.monotonic() - self.start
+            self.rss.append((t, rss_bytes(self.server.proc.pid)))
+            if k % 20 == 0:
+                self.cached.append((t, self.server.metric("inferd_model_resident_bytes")))
+            k += 1
+            time.sleep(0.25)
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join()
+
+
+def zipf_sequence(n_models, count, s, seed):
+    rng = random.Random(seed)
+    order = list(range(n_models))
+    rng.shuffle(order)  # rank r -> model order[r]: popularity is not size
+    weights = [1.0 / (r + 1) ** s for r in range(n_models)]
+    ranks = rng.choices(range(n_models), weights=weights, k=count)
+    return [order[r] for r in ranks]
+
+
+def summarize(results, load_ms):
+    hits = [r for r in results if r["ok"] and r["cold_ms"] is None]
+    colds = [r for r in results if r["ok"] and r["cold_ms"] is not None]
+    failed = [r for r in results if not r["ok"]]
+    ratio = [r["latency_ms"] / load_ms[r["model"]] for r in colds if load_ms.get(r["model"])]
+    return {
+        "requests": len(results), "failed": len(failed), "hits": len(hits), "cold": len(colds),
+        "hit_rate": len(hits) / max(1, len(hits) + len(colds)),
+        "hit_p50_ms": percentile([r["latency_ms"] for r in hits], 50),
+        "hit_p99_ms": percentile([r["latency_ms"] for r in hits], 99),
+        "cold_p50_ms": percentile([r["latency_ms"] for r in colds], 50),
+        "cold_p99_ms": percentile([r["latency_ms"] for r in colds], 99),
+        "cold_over_load_p50": percentile(ratio, 50),
+        "cold_over_load_p99": percentile(ratio, 99),
+        "failures": [(r["model"], r["status"], r["error"]) for r in failed[:5]],
+    }
+
+
+# ------------------------------------------------------------------------ plot
+
+def write_svg(path, series, lines, title, duration):
+    """series: [(label, colour, [(t, bytes)])]; lines: [(label, colour, bytes)]."""
+    w, h, left, bottom, top, right = 760, 360, 70, 40, 30, 190
+    ymax = max([b for _, _, pts in series for _, b in pts] + [b for _, _, b in lines]) * 1.1
+    xmax = max(duration, max((t for _, _, pts in series for t, _ in pts), default=1))
+    px = lambda t: left + (w - left - right) * t / xmax  # noqa: E731
+    py = lambda b: h - bottom - (h - top - bottom) * b / ymax  # noqa: E731
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'font-family="sans-serif" font-size="11">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{left}" y="18" font-size="13">{title}</text>',
+           f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>']
+    step = 10 ** math.floor(math.log10(ymax / 2**20 / 4 or 1))
+    mib = step
+    while mib * 2**20 < ymax:
+        y = py(mib * 2**20)
+        out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{mib:g} MiB</text>')
+        mib += step * (2 if (ymax / 2**20) / step > 10 else 1)
+    for s in range(0, int(xmax) + 1, max(10, int(xmax / 8) // 10 * 10)):
+        out.append(f'<text x="{px(s):.1f}" y="{h - bottom + 16}" text-anchor="middle">{s} s</text>')
+    for i, (label, colour, value) in enumerate(lines):
+        y = py(value)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="{colour}" '
+                   f'stroke-dasharray="6,4"/>')
+        out.append(f'<text x="{w - right + 6}" y="{top + 20 + 16 * (len(series) + i)}" '
+                   f'fill="{colour}">- - {label}</text>')
+    for i, (label, colour, pts) in enumerate(series):
+        d = " ".join(f"{px(t):.1f},{py(b):.1f}" for t, b in pts)
+        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{d}"/>')
+        out.append(f'<text x="{w - right + 6}" y="{top + 20 + 16 * i}" fill="{colour}">— {label}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out))
+
+
+# ------------------------------------------------------------------------ runs
+
+def warm_all(server, models, bodies):
+    """One request per model (4 at a time), each checked; returns failures."""
+    bad = []
+    lock = threading.Lock()
+    todo = queue.Queue()
+    for i in range(len(models)):
+        todo.put(i)
+
+    def work():
+        while True:
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            body, headers = bodies[i]
+            status, data = server.request(server.http, "POST",
+                                          f"/v2/models/{models[i]['name']}/infer", body, headers)
+            if status != 200 or not check_answer(data, models[i]["expected"]):
+                with lock:
+                    bad.append((models[i]["name"], status, data[:200]))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return bad
+
+
+def traffic(server, models, bodies, sequence, rate, duration, load_ms):
+    start = time.monotonic()
+    sampler = Sampler(server, start)
+    client = Client(server, models, bodies)
+    client.run(sequence, rate)
+    results = client.finish(len(sequence))
+    time.sleep(0.5)
+    sampler.stop()
+    return summarize(results, load_ms), sampler
+
+
+def bench(args):
+    os.makedirs(args.out, exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "make_many_models.py"), args.store,
+                    "--count", str(args.count)], check=True)
+    with open(os.path.join(args.store, "models.json")) as f:
+        models = json.load(f)["models"][:args.count]
+    bodies = [make_body(i, m) for i, m in enumerate(models)]
+    count = int(args.rate * args.duration)
+    sequence = zipf_sequence(len(models), count, args.zipf, args.seed)
+    report = {"args": vars(args), "load_start": loadavg(), "nproc": os.cpu_count()}
+    t0 = time.monotonic()
+
+    log(f"run 1 (resident): warming {len(models)} models; load average {loadavg()}")
+    server = Server(args.binary, args.store, args.out, "resident", ["--lazy-load"])
+    base_resident = rss_bytes(server.proc.pid)
+    bad = warm_all(server, models, bodies)
+    idx = {e["name"]: e for e in server.index() if e["version"] == "1"}
+    footprints = [idx[m["name"]]["footprint"] for m in models]
+    load_ms = {i: f["load_ms"] for i, f in enumerate(footprints)}
+    total = sum(f["bytes"] for f in footprints)
+    budget = int(total * args.fraction)
+    rss_all = rss_bytes(server.proc.pid)
+    log(f"all resident: {total / 2**20:.0f} MiB of footprints, RSS {rss_all / 2**20:.0f} MiB "
+        f"(base {base_resident / 2**20:.0f} MiB); budget {budget / 2**20:.0f} MiB; "
+        f"warm-up failures {len(bad)}")
+    resident, _ = traffic(server, models, bodies, sequence, args.rate, args.duration, load_ms)
+    server.stop()
+
+    log(f"run 2 (budget {budget} bytes); load average {loadavg()}")
+    server = Server(args.binary, args.store, args.out, "budget",
+                    ["--lazy-load", "--memory-budget", str(budget),
+                     "--load-threads", str(args.load_threads)])
+    time.sleep(1.0)
+    base = rss_bytes(server.proc.pid)
+    cached, sampler = traffic(server, models, bodies, sequence, args.rate, args.duration, load_ms)
+    evictions = server.metric("inferd_model_evictions_total")
+    server_hits = server.metric('inferd_model_cache_requests_total{result="hit"}')
+    loads_ok = server.metric('inferd_model_loads_total{outcome="ok"}')
+    no_room = server.metric('inferd_model_loads_total{outcome="no_room"}')
+    rss_max = max(b for _, b in sampler.rss)
+    for e in server.index():
+        if e["state"] == "READY":
+            Server.request(server.management, "POST", f"/v2/repository/models/{e['name']}/unload",
+                           b"{}")
+    deadline = time.monotonic() + 30
+    while server.metric("inferd_model_resident_bytes") > 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    rss_after = rss_bytes(server.proc.pid)
+    server.stop()
+
+    report.update({
+        "models": len(models), "footprint_total": total, "budget": budget, "rss_all_resident": rss_all,
+        "base_rss": base, "rss_max": rss_max, "rss_after_unload": rss_after,
+        "warm_failures": len(bad), "resident": resident, "cached": cached,
+        "evictions": evictions, "server_hits": server_hits, "loads_ok": loads_ok,
+        "no_room": no_room, "load_end": loadavg(), "minutes": (time.monotonic() - t0) / 60,
+        "rss_series": sampler.rss, "cached_series": sampler.cached,
+    })
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(report, f)
+    write_svg(os.path.join(args.out, "rss.svg"),
+              [("process RSS", "#1f77b4", sampler.rss),
+               ("cached model footprints", "#2ca02c", sampler.cached)],
+              [("base + budget", "#d62728", base + budget),
+               ("base + 1.1 x budget", "#ff9896", base + 1.1 * budget),
+               ("server base", "#7f7f7f", base)],
+              f"inferd, {len(models)} models, Zipf({args.zipf}) at {args.rate:g} req/s, "
+              f"budget {budget / 2**20:.0f} MiB", args.duration)
+    table = render(report)
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write(table)
+    print(table)
+
+
+def render(r):
+    c, a = r["cached"], r["resident"]
+    mib = lambda b: f"{b / 2**20:.0f} MiB"  # noqa: E731
+    rows = [
+        ("models; footprints of all, measured", f"{r['models']}; {mib(r['footprint_total'])}"),
+        ("memory budget (--fraction of the footprints)", mib(r["budget"])),
+        ("requests (each answer checked against PyTorch)", f"{c['requests']}, failed {c['failed']}"
+         f" (all-resident run: {a['requests']}, failed {a['failed']})"),
+        ("hit rate (found the model READY)", f"{c['hit_rate']:.1%} (server count: "
+         f"{int(r['server_hits'])} hits)"),
+        ("loads / evictions / loads refused for room", f"{int(r['loads_ok'])} / "
+         f"{int(r['evictions'])} / {int(r['no_room'])}"),
+        ("cold start (requests that waited for a load) p50 / p99",
+         f"{c['cold_p50_ms']:.0f} / {c['cold_p99_ms']:.0f} ms"),
+        ("cold start / that model's own load time, p50 / p99",
+         f"{c['cold_over_load_p50']:.2f}x / {c['cold_over_load_p99']:.2f}x"),
+        ("hits p50 / p99, budget run", f"{c['hit_p50_ms']:.1f} / {c['hit_p99_ms']:.1f} ms"),
+        ("hits p50 / p99, all models resident", f"{a['hit_p50_ms']:.1f} / {a['hit_p99_ms']:.1f} ms"),
+        ("hit p99 ratio (budget / all resident)", f"{c['hit_p99_ms'] / a['hit_p99_ms']:.2f}"),
+        ("server base RSS (no model loaded)", mib(r["base_rss"])),
+        ("max RSS during the budget run; limit base + 1.1 x budget",
+         f"{mib(r['rss_max'])}; {mib(r['base_rss'] + 1.1 * r['budget'])}"),
+        ("RSS with all models resident", mib(r["rss_all_resident"])),
+        ("RSS after unloading every model / base", f"{mib(r['rss_after_unload'])} / "
+         f"{mib(r['base_rss'])} ({r['rss_after_unload'] / r['base_rss']:.2f}x)"),
+        ("load average at start / end (2 cores)", f"{r['load_start']} / {r['load_end']}"),
+    ]
+    out = ["| measure | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
+    return "\n".join(out) + f"\n\n(run took {r['minutes']:.1f} min)\n"
+
+
+def footprints(args):
+    out = args.out
+    os.makedirs(out, exist_ok=True)
+    server = Server(args.binary, args.store, out, "footprints", [])
+    rows = []
+    for e in server.index():
+        f = e.get("footprint") or {}
+        rows.append((e["name"], e["version"], e["state"], f))
+    server.stop()
+    print("| model | model.pt | weights | RSS growth at load | footprint (counted) | load |")
+    print("|---|---|---|---|---|---|")
+    for name, version, state, f in rows:
+        if not f:
+            continue
+        print(f"| {name} (v{version}, {state}) | {f['file_bytes'] / 2**20:.2f} MiB | "
+              f"{f['weight_bytes'] / 2**20:.2f} MiB | {f['rss_growth_bytes'] / 2**20:.2f} MiB | "
+              f"{f['bytes'] / 2**20:.2f} MiB | {f['load_ms']:.0f} ms |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("mode", nargs="?", default="bench", choices=["bench", "footprints"])
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "inferd"))
+    p.add_argument("--store", default=None)
+    p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--rate", type=float, default=20.0)
+    p.add_argument("--duration", type=float, default=120.0)
+    p.add_argument("--zipf", type=float, default=1.1)
+    p.add_argument("--fraction", type=float, default=0.1)
+    p.add_argument("--load-threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--out", default="/tmp/bench-model-cache")
+    args = p.parse_args()
+    if args.mode == "footprints":
+        args.store = args.store or os.path.join(ROOT, "examples", "model-store")
+        return footprints(args)
+    args.store = args.store or "/tmp/inferd-many-models"
+    return bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
