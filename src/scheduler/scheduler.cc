@@ -115,9 +115,19 @@ class Scheduler::Impl {
   }
 
   void RemoveModel(const std::shared_ptr<ModelQueue>& queue) {
+    std::shared_ptr<ModelQueue> drop;  // released after the lock: it may hold the model
     std::lock_guard<std::mutex> lock(mu_);
     queue->removed = true;
-    // It stays in queues_ until its last queued request has run.
+    // An idle queue goes now, so that an unloaded model's memory is freed when
+    // its last handle goes (not when an executor next wakes); a busy one stays
+    // in queues_ until its last queued request has run.
+    if (queue->empty() && queue->running == 0) {
+      auto it = std::find(queues_.begin(), queues_.end(), queue);
+      if (it != queues_.end()) {
+        drop = std::move(*it);
+        queues_.erase(it);
+      }
+    }
   }
 
   Status Enqueue(ModelQueue& queue, InferenceRequest request, Completion done) {
