@@ -31,7 +31,9 @@ std::string_view AllocatorName();
 
 // Hands free heap memory back to the operating system (tcmalloc's
 // ReleaseFreeMemory, jemalloc's purge of every arena, glibc's malloc_trim),
-// so resident memory falls after a large free such as unloading a model.
+// so resident memory falls after a large free such as unloading a model;
+// tcmalloc and jemalloc first flush the calling thread's cache, so call it on
+// the thread that did the freeing.
 // Costs page faults on the next allocations that reuse those pages: never
 // call it on the request path.
 void ReleaseFreeMemory();

@@ -22,7 +22,9 @@ void ConfigureAllocator() {}
 std::string_view AllocatorName() { return "jemalloc"; }
 
 void ReleaseFreeMemory() {
-  // "arena.<MALLCTL_ARENAS_ALL>.purge": every arena's unused dirty pages.
+  // The calling thread's cache first, then "arena.<MALLCTL_ARENAS_ALL>.purge":
+  // every arena's unused dirty pages.
+  mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0);
   const std::string purge = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
   mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0);
 }
