@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/torch/intra_op_pool.h"
+#include "backend/torch/runtime_warm_up.h"
 #include "backend/torch/torch_model.h"
 
 namespace inferd::backend {
@@ -10,6 +11,7 @@ namespace inferd::backend {
 StatusOr<std::unique_ptr<TorchBackend>> TorchBackend::Create(const Options& options) {
   // Inter-op parallelism would add threads outside the core plan.
   LimitInterOpThreads();
+  if (options.warm_up_runtime) WarmUpRuntime();
   return std::unique_ptr<TorchBackend>(new TorchBackend(options));
 }
 

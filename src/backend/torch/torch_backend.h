@@ -38,6 +38,9 @@ class TorchBackend : public Backend {
     // executor's profiling and optimisation passes. A forward that throws on
     // zeros only logs; outputs that contradict the config fail the load.
     bool warm_up = true;
+    // Pays libtorch's one-time costs at Create (runtime_warm_up.h), so that the
+    // first model's measured footprint is its own.
+    bool warm_up_runtime = true;
   };
 
   static StatusOr<std::unique_ptr<TorchBackend>> Create(const Options& options);
