@@ -1,6 +1,5 @@
 #include "app/serve_command.h"
 
-#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -149,7 +148,7 @@ int RunServe(const ServeOptions& options) {
   ro.memory_budget = *budget_bytes;
   ro.metrics = &registry;
   // Unloaded models' memory goes back to the system, not to the heap's free lists.
-  ro.release_memory = [] { malloc_trim(0); };
+  ro.release_memory = [] { memory::ReleaseFreeMemory(); };
   ro.backend = backend->get();
   ro.scheduler = scheduler->get();
   ro.hooks_factory = pipeline::MakeModelHooks;

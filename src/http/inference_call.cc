@@ -68,9 +68,12 @@ void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& acqu
   serving::Call call = CallFor(http);
   const repository::ModelHandle& model = acquired.handle;
   const double cold_start_ms = acquired.cold_start_ms;
-  auto done = [model, respond, encode = std::move(encode), services, call,
+  // The answer needs the model's name and version, not the model: the handle
+  // is not held past the completion (the cache may then unload it).
+  auto done = [name = model->name(), version = model->version(), respond,
+               encode = std::move(encode), services, call,
                cold_start_ms](StatusOr<scheduler::InferenceResponse> result) {
-    respond([model, encode, services, call, cold_start_ms,
+    respond([name, version, encode, services, call, cold_start_ms,
              result = std::move(result)]() -> HttpResponse {
       Status status = result.status();
       HttpResponse r;
@@ -88,7 +91,7 @@ void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& acqu
         std::snprintf(ms, sizeof(ms), "%.1f", cold_start_ms);
         r.headers.emplace_back("X-Inferd-Cold-Start-Ms", ms);
       }
-      serving::CountAnswer(services, call, model->name(), model->version(), status.code(),
+      serving::CountAnswer(services, call, name, version, status.code(),
                            result.ok() ? &*result : nullptr);
       return r;
     });

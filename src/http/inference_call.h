@@ -9,9 +9,7 @@
 // `X-Inferd-Cold-Start-Ms`: how long it waited.
 // The completion runs on an executor thread; it only hands the response to
 // the connection (Responder), which encodes and writes it on its own network
-// thread, then counts the answer with the code sent. The ModelHandle rides
-// along so the version stays loaded until the answer is written. Thread-safe
-// (no state).
+// thread, then counts the answer with the code sent. Thread-safe (no state).
 #pragma once
 
 #include <functional>

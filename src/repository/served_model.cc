@@ -13,16 +13,31 @@ void ServedModel::Retire() {
   parts_.scheduler->RemoveModel(parts_.queue);
 }
 
+// Rides in a request's completion: holds the version until the completion is
+// destroyed (wherever the scheduler does that), then counts the request out
+// and tells the repository when it was the version's last.
+class ServedModel::InFlight {
+ public:
+  explicit InFlight(ModelHandle model) : model_(std::move(model)) {
+    model_->in_flight_->fetch_add(1, std::memory_order_relaxed);
+  }
+  ~InFlight() {
+    const std::shared_ptr<std::atomic<int>> count = model_->in_flight_;
+    const std::function<void()> on_idle = model_->parts_.on_idle;
+    model_.reset();  // first, so that the repository sees the version idle
+    if (count->fetch_sub(1, std::memory_order_acq_rel) == 1 && on_idle) on_idle();
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  ModelHandle model_;
+};
+
 Status ServedModel::Enqueue(scheduler::InferenceRequest request, scheduler::Completion done) {
-  in_flight_->fetch_add(1, std::memory_order_relaxed);
-  auto counted = [self = shared_from_this(), in_flight = in_flight_,
-                  done = std::move(done)](StatusOr<scheduler::InferenceResponse> result) {
-    in_flight->fetch_sub(1, std::memory_order_relaxed);
-    done(std::move(result));
-  };
-  Status st = parts_.scheduler->Enqueue(*parts_.queue, std::move(request), std::move(counted));
-  if (!st.ok()) in_flight_->fetch_sub(1, std::memory_order_relaxed);
-  return st;
+  auto counted = [token = std::make_shared<InFlight>(shared_from_this()), done = std::move(done)](
+                     StatusOr<scheduler::InferenceResponse> result) { done(std::move(result)); };
+  return parts_.scheduler->Enqueue(*parts_.queue, std::move(request), std::move(counted));
 }
 
 size_t ServedModel::QueueDepth() const { return parts_.scheduler->QueueDepth(*parts_.queue); }

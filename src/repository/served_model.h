@@ -11,7 +11,9 @@
 // handle go. The destructor never calls the scheduler, because the last handle
 // may be dropped anywhere, including inside a completion that the scheduler
 // destroys under its own mutex. It only runs `on_release`, which must not call
-// the scheduler either.
+// the scheduler either. `on_idle` runs (on the thread that destroys the last
+// completion) when the version's last request in flight is gone, so that the
+// repository can retry a load that waits for room in the budget.
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
@@ -40,6 +42,7 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
     scheduler::Scheduler* scheduler = nullptr;
     Footprint footprint;
     std::function<void()> on_release;  // run by the destructor; may be empty
+    std::function<void()> on_idle;     // see above; may be empty
   };
   explicit ServedModel(Parts parts);
   ~ServedModel();
@@ -63,6 +66,8 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
   int in_flight() const { return in_flight_->load(std::memory_order_relaxed); }
 
  private:
+  class InFlight;
+
   Parts parts_;
   std::atomic<bool> retired_{false};
   // Shared with the completions, which may outlive nothing but need no `this`.

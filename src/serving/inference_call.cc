@@ -69,9 +69,10 @@ void Submit(const repository::ModelHandle& model, scheduler::InferenceRequest re
     }
     request.deadline = std::min(own, call.deadline);
   }
-  Status st = model->Enqueue(
-      std::move(request),
-      [model, done](StatusOr<scheduler::InferenceResponse> result) { done(std::move(result)); });
+  // The queued request holds the version until its completion is destroyed
+  // (ServedModel::Enqueue); not holding it longer lets the model cache see it
+  // idle as soon as its last request is done.
+  Status st = model->Enqueue(std::move(request), done);
   if (!st.ok()) done(std::move(st));
 }
 

@@ -60,7 +60,7 @@ void CountAnswer(const Services& services, const Call& call, const std::string& 
 // deadline bounding the request's. `done` is called exactly once: on an
 // executor thread with the result, or, when the scheduler refuses the request
 // at once (invalid, queue full, draining), on this thread with that Status.
-// The handle is held until `done` has returned.
+// The version stays loaded until `done` has returned.
 void Submit(const repository::ModelHandle& model, scheduler::InferenceRequest request,
             const Call& call, scheduler::Completion done);
 

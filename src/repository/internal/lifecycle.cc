@@ -13,6 +13,10 @@
 namespace inferd::repository::internal {
 namespace {
 
+// True while Carry drops handles: their release is trimmed by Carry itself, on
+// the thread that freed them (the allocator's thread cache holds them).
+thread_local bool t_in_carry = false;
+
 int64_t MillisBetween(TimePoint a, TimePoint b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
 }
@@ -97,6 +101,10 @@ void Lifecycle::Shutdown() {
     for (auto& [name, e] : entries_) {
       for (auto& w : e.waiters) after.answers.emplace_back(std::move(w.done), down);
       e.waiters.clear();
+      if (e.parked) {  // its job will not run again
+        for (auto& d : e.load_done) after.dones.emplace_back(std::move(d), down);
+        e.load_done.clear();
+      }
     }
   }
   timer_.reset();
@@ -271,6 +279,28 @@ TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
         }
       }
       e.waiters.erase(keep, e.waiters.end());
+      if (e.parked && e.waiters.empty() && e.load_done.empty()) {
+        // Nobody waits for room any more: the next request asks again.
+        e.parked = false;
+        parked_.erase(std::remove(parked_.begin(), parked_.end(), name), parked_.end());
+        parked_count_.store(static_cast<int>(parked_.size()));
+        e.job = Job::kNone;
+        if (e.startup) {
+          e.startup = false;
+          --startup_pending_;
+          startup_cv_.notify_all();
+        }
+        if (e.unload_after && accepting_jobs_) {
+          e.unload_after = false;
+          StartUnloadLocked(e);
+        }
+      }
+    }
+    // A load that waits for room is also retried now and then: a model can go
+    // idle without an event (a handle dropped outside a request).
+    if (!parked_.empty()) {
+      RetryParkedLocked();
+      next = std::min(next, now + kParkedRetry);
     }
   }
   for (auto& [done, status] : expired) done(status);
@@ -408,6 +438,29 @@ std::function<void()> Lifecycle::OnRelease(uint64_t serial) {
   };
 }
 
+std::function<void()> Lifecycle::OnIdle() {
+  std::weak_ptr<Lifecycle> weak = weak_from_this();
+  return [weak] {
+    auto self = weak.lock();
+    // Called at the end of every request: the lock only when a load waits.
+    if (!self || self->parked_count_.load() == 0) return;
+    std::lock_guard<std::mutex> lock(self->mu_);
+    self->RetryParkedLocked();
+  };
+}
+
+void Lifecycle::RetryParkedLocked() {
+  if (parked_.empty() || !accepting_jobs_) return;
+  for (const auto& name : parked_) {
+    Entry* e = FindLocked(name);
+    if (!e || !e->parked) continue;
+    e->parked = false;
+    pool_->Post([this, name] { RunLoad(name); });
+  }
+  parked_.clear();
+  parked_count_.store(0);
+}
+
 // The last handle of an instance is gone (any thread; the caller may hold the
 // scheduler's mutex, never ours).
 void Lifecycle::Released(uint64_t serial) {
@@ -424,11 +477,13 @@ void Lifecycle::Released(uint64_t serial) {
       if (c.retired) --e->retiring;
     }
     UpdateGaugesLocked();
-    // Instances dropped by a job are trimmed by that job; one released by the
-    // last request of a retired version gets a trim on the load threads.
+    RetryParkedLocked();
+    // Instances dropped by a job are trimmed by that job (Carry); one released
+    // elsewhere (by the last request of a retired version) gets a trim on the
+    // load threads.
     // (Posted under mu_: Shutdown stops accepting jobs under mu_ before it
     // destroys the pool.)
-    if (c.retired && !c.evicting && options_.release_memory && accepting_jobs_ && !trim_posted_) {
+    if (!t_in_carry && options_.release_memory && accepting_jobs_ && !trim_posted_) {
       trim_posted_ = true;
       pool_->Post([this] {
         {
@@ -451,7 +506,9 @@ void Lifecycle::UpdateGaugesLocked() {
 
 void Lifecycle::Carry(Aftermath after) {
   for (auto& h : after.retire) h->Retire();
+  t_in_carry = true;
   after.retire.clear();  // drops the handles: Released runs for the last ones
+  t_in_carry = false;
   if (after.release_memory && options_.release_memory) options_.release_memory();
   for (auto& [done, answer] : after.answers) done(std::move(answer));
   for (auto& [done, status] : after.dones) done(status);

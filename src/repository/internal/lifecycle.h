@@ -14,11 +14,15 @@
 // wherever that happens, so `resident_` is what loaded models hold now.
 // Victims chosen for eviction are marked `evicting` and no longer count as
 // committed, since the load thread that chose them drops their only handles
-// right after.
+// right after. A load that finds no room while models with requests in flight
+// hold the budget is parked (its requests keep waiting, up to their
+// deadlines) and retried when a request ends, memory is freed or a load ends.
 // Lifecycle lives in a shared_ptr: instances hold a weak_ptr to it for their
 // release, and may outlive the repository.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -37,6 +41,9 @@
 #include "repository/model_store.h"
 
 namespace inferd::repository::internal {
+
+// How often a load that waits for room looks again, besides the events.
+inline constexpr std::chrono::milliseconds kParkedRetry{50};
 
 class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
  public:
@@ -94,6 +101,7 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
     bool load_after = false;    // a load was asked while unloading
     bool unload_after = false;  // an unload was asked while loading
     bool startup = false;       // an eager load of StartEagerLoads, not finished
+    bool parked = false;        // its load waits for room (models in use hold the budget)
     std::vector<DoneCallback> load_done, unload_done;
     std::vector<Waiter> waiters;
     TimePoint lru_time{};  // last request, or the end of the last load
@@ -142,6 +150,9 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
                                        std::string* why_not);
   void Released(uint64_t serial);
   std::function<void()> OnRelease(uint64_t serial);
+  std::function<void()> OnIdle();
+  // Posts the loads that wait for room again (something was freed or went idle).
+  void RetryParkedLocked();
   void UpdateGaugesLocked();
 
   const Options options_;
@@ -162,6 +173,8 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   bool started_ = false;                  // guarded by mu_
   bool accepting_jobs_ = false;           // guarded by mu_
   bool trim_posted_ = false;              // guarded by mu_
+  std::vector<std::string> parked_;       // guarded by mu_: loads waiting for room, in order
+  std::atomic<int> parked_count_{0};      // parked_.size(), read without mu_ by OnIdle
 
   // A version's first load holds this exclusively (its RSS growth is its own);
   // loads whose footprint is known share it.

@@ -192,6 +192,18 @@ void Lifecycle::RunLoad(const std::string& name) {
                                          ? EvictLocked(name, need, &fits, &why_not)
                                          : std::vector<ModelHandle>();
   if (!fits) {
+    int64_t pinned = 0;
+    for (const auto& [other, o] : entries_) {
+      if (other != name && o.pinned) pinned += o.resident_bytes;
+    }
+    if (!e->waiters.empty() && need <= options_.memory_budget - pinned) {
+      // Room appears when the models in use go idle: the requests wait for it.
+      e->parked = true;
+      parked_.push_back(name);
+      parked_count_.store(static_cast<int>(parked_.size()));
+      timer_->Wake(options_.clock->Now() + kParkedRetry);
+      return;
+    }
     // Not the model's fault: no error is recorded, the next request tries again.
     spdlog::warn("model '{}' not loaded: {}", name, why_not);
     if (metrics_) metrics_->loads_no_room->Increment();
@@ -234,9 +246,9 @@ void Lifecycle::RunLoad(const std::string& name) {
         serial = next_serial_++;
       }
       const auto start = std::chrono::steady_clock::now();
-      auto handle =
-          LoadVersion(load_context_, config, dir, stored, known,
-                      known.measured ? nullptr : options_.resident_bytes, OnRelease(serial));
+      auto handle = LoadVersion(load_context_, config, dir, stored, known,
+                                known.measured ? nullptr : options_.resident_bytes,
+                                OnRelease(serial), OnIdle());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (metrics_) metrics_->load_seconds->Observe(seconds);
@@ -296,6 +308,8 @@ void Lifecycle::RunLoad(const std::string& name) {
     }
   }
   UpdateGaugesLocked();
+  RetryParkedLocked();  // the reservation is gone; others may fit now
+  after.release_memory |= !after.retire.empty();
   lock.unlock();
   Carry(std::move(after));
 }
@@ -337,6 +351,7 @@ void Lifecycle::RunUnload(const std::string& name) {
     spdlog::info("model '{}' version {}: unloaded ({} in flight finish first)", name, v,
                  after.retire.back()->in_flight());
   }
+  after.release_memory = !after.retire.empty();
   for (auto& d : e->unload_done) after.dones.emplace_back(std::move(d), Status::Ok());
   e->unload_done.clear();
   e->job = Job::kNone;

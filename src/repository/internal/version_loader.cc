@@ -14,7 +14,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const config::ModelConfig& config, const std::string& dir,
                                   const StoredVersion& stored, const Footprint& known,
                                   const std::function<int64_t()>& resident_bytes,
-                                  std::function<void()> on_release) {
+                                  std::function<void()> on_release, std::function<void()> on_idle) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t rss_before = resident_bytes ? resident_bytes() : 0;
 
@@ -56,6 +56,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   parts.scheduler = context.scheduler;
   parts.footprint = f;
   parts.on_release = std::move(on_release);
+  parts.on_idle = std::move(on_idle);
   return std::make_shared<ServedModel>(std::move(parts));
 }
 

@@ -38,6 +38,6 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const config::ModelConfig& config, const std::string& dir,
                                   const StoredVersion& stored, const Footprint& known,
                                   const std::function<int64_t()>& resident_bytes,
-                                  std::function<void()> on_release);
+                                  std::function<void()> on_release, std::function<void()> on_idle);
 
 }  // namespace inferd::repository::internal

@@ -252,23 +252,78 @@ TEST_F(ModelCacheTest, AModelWithARequestInFlightOrAHandleHeldIsNeverEvicted) {
   EXPECT_TRUE(answered.get_future().get().ok());
 }
 
-TEST_F(ModelCacheTest, WhenNothingCanBeEvictedTheLoadFailsWithoutAStickyError) {
+TEST_F(ModelCacheTest, ALoadWaitsForRoomWhileTheModelsInUseHoldTheBudget) {
   AddModel("pinned", kPinned, {1}, kMiB);
   AddModel("b", kConfig, {1}, kMiB);
+  AddModel("c", kConfig, {1}, kMiB);
   auto& repo = OpenLazy(4 * kMiB);
   ASSERT_TRUE(AcquireNow("pinned").ok());
-  auto held = *AcquireNow("b");  // 1 + 3 = 4 fits
+  auto b = *AcquireNow("b");  // 1 + 3 = 4 fits
+  auto model = backend_.LastModel(ModelPath("b"));
+  model->CloseGate();
+  std::promise<Status> answered;
+  ASSERT_TRUE(b->Enqueue(Request(), [&](StatusOr<scheduler::InferenceResponse> r) {
+                 answered.set_value(r.status());
+               }).ok());
+  model->WaitForCalls(1);
+  b.reset();
+  Acquired c;
+  repo.Acquire("c", std::nullopt, TimePoint::max(), c.callback());
+  EXPECT_EQ(repo.GetStatus("c")->state, ModelState::kLoading) << "waiting for room";
+  EXPECT_FALSE(c.ready());
+  model->OpenGate();  // b's request ends: b goes idle, c's load goes on
+  model.reset();
+  EXPECT_TRUE(answered.get_future().get().ok());
+  ASSERT_TRUE(c.get().ok());
+  EXPECT_EQ(Resident(), std::vector<std::string>({"c", "pinned"}));
+  EXPECT_EQ(Counter("inferd_model_loads_total", {{"outcome", "no_room"}}), 0);
+}
+
+TEST_F(ModelCacheTest, AHandleLetGoOutsideARequestIsSeenByTheRetry) {
+  AddModel("b", kConfig, {1}, kMiB);
   AddModel("c", kConfig, {1}, kMiB);
-  ASSERT_TRUE(repo.Load("c").code() == StatusCode::kUnavailable);
-  auto c = AcquireNow("c");
+  auto& repo = OpenLazy(3 * kMiB);
+  auto held = *AcquireNow("b");
+  Acquired c;
+  repo.Acquire("c", std::nullopt, TimePoint::max(), c.callback());
+  EXPECT_FALSE(c.ready());
+  held.reset();                                   // no event: the parked load looks again
+  clock_.Advance(std::chrono::milliseconds(60));  // after kParkedRetry
+  ASSERT_TRUE(c.get().ok());
+  EXPECT_EQ(Resident(), std::vector<std::string>({"c"}));
+}
+
+TEST_F(ModelCacheTest, WithoutRoomEvenWhenIdleTheLoadFailsAtOnceWithoutAStickyError) {
+  AddModel("p1", kPinned, {1}, kMiB);
+  AddModel("p2", kPinned, {1}, kMiB);
+  AddModel("b", kConfig, {1}, kMiB);
+  auto& repo = OpenLazy(4 * kMiB + kMiB / 2);
+  ASSERT_TRUE(AcquireNow("p1").ok());
+  ASSERT_TRUE(AcquireNow("p2").ok());  // 1 + 3 fits
+  auto c = AcquireNow("b");            // 2 + 3 > 4.5, and pinned models never leave
   ASSERT_EQ(c.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(c.status().message().find("memory budget"), std::string::npos) << c.status().message();
-  EXPECT_NE(c.status().message().find("pinned"), std::string::npos);
+  EXPECT_NE(c.status().message().find("by pinned models"), std::string::npos);
+  EXPECT_EQ(repo.Load("b").code(), StatusCode::kUnavailable) << "a load by hand does not wait";
   EXPECT_EQ(Counter("inferd_model_loads_total", {{"outcome", "no_room"}}), 2);
-  EXPECT_TRUE(repo.GetStatus("c")->error.empty()) << "no room is not the model's fault";
-  held.reset();  // b becomes idle: evictable
-  EXPECT_TRUE(AcquireNow("c").ok());
-  EXPECT_EQ(Resident(), std::vector<std::string>({"c", "pinned"}));
+  EXPECT_TRUE(repo.GetStatus("b")->error.empty()) << "no room is not the model's fault";
+  ASSERT_TRUE(repo.Unload("p2").ok());
+  EXPECT_TRUE(AcquireNow("b").ok()) << "the next request tries again";
+}
+
+TEST_F(ModelCacheTest, AWaitForRoomEndsAtTheDeadline) {
+  AddModel("b", kConfig, {1}, kMiB);
+  AddModel("c", std::string(kConfig) + "request_timeout_ms: 100\n", {1}, kMiB);
+  auto& repo = OpenLazy(3 * kMiB);
+  auto held = *AcquireNow("b");
+  Acquired c;
+  repo.Acquire("c", std::nullopt, TimePoint::max(), c.callback());
+  clock_.Advance(std::chrono::milliseconds(150));
+  EXPECT_EQ(c.get().status().code(), StatusCode::kDeadlineExceeded);
+  held.reset();
+  clock_.Advance(std::chrono::milliseconds(60));
+  EXPECT_TRUE(AcquireNow("c").ok()) << "the given-up wait left the model loadable";
+  (void)repo;
 }
 
 TEST_F(ModelCacheTest, AModelLargerThanTheBudgetSaysSo) {

@@ -196,8 +196,8 @@ TEST_F(ModelRepositoryTest, UnloadWhileRequestsAreQueued) {
   }
   model->WaitForCalls(1);  // one runs, two wait in the queue
   handle.reset();
-  const int releases = Releases();
   ASSERT_TRUE(repo.Unload("a").ok());
+  const int releases = Releases();  // the unload's own trim is counted by now
   auto during = repo.GetStatus("a");
   EXPECT_EQ(during->state, ModelState::kUnloading);
   EXPECT_GT(during->resident_bytes, 0) << "its memory is held until the requests end";
@@ -239,8 +239,8 @@ TEST_F(ModelRepositoryTest, ACompletionMayDropTheLastHandleOfAnUnloadedModel) {
                             })
                   .ok());
   handle.reset();
-  const int releases = Releases();
   ASSERT_TRUE(repo.Unload("a").ok());  // only the queued completions hold the version now
+  const int releases = Releases();
   clock_.Advance(std::chrono::milliseconds(5));
   model->OpenGate();
   model.reset();
