@@ -133,12 +133,13 @@ def test_concurrent_first_requests_share_one_load(server_factory, cache_store):
 
 
 def test_eviction_under_a_small_budget_answers_like_pytorch(server_factory, cache_store):
-    """A budget that holds two or three of the MLPs: requests cycle over five of
-    them (and the pinned one); every answer is PyTorch's, models are evicted and
-    loaded again, the pinned one stays, and the cache never passes its budget."""
-    budget = 20 * MIB
+    """A budget that holds the pinned MLP and two or three of the others (their
+    footprints are 2-3 MiB here): requests cycle over five of them (and the
+    pinned one); every answer is PyTorch's, models are evicted and loaded again,
+    the pinned one stays, and the cache never passes its budget."""
+    budget = 9 * MIB
     s = server_factory(cache_store, "cache-budget",
-                       args=["--lazy-load", "--memory-budget", "20M", "--load-threads", "2"])
+                       args=["--lazy-load", "--memory-budget", "9M", "--load-threads", "2"])
     try:
         names = list(CACHE_MODELS) + ["mlp_pinned"]
         refs = {n: reference(cache_store, n) for n in names}
