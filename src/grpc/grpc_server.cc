@@ -7,8 +7,6 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <thread>
 #include <vector>
 
@@ -51,9 +49,6 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
     port_ = static_cast<uint16_t>(bound);
     context_.serving = {services_.repository, &request_metrics_};
     context_.ready = services_.ready;
-    context_.run_blocking = [this](std::function<void()> job) {
-      boost::asio::post(loader_, std::move(job));
-    };
     return Status::Ok();
   }
 
@@ -76,7 +71,6 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
     // Refuses new calls; waits for those in flight to be answered (their
     // answers still reach the queues), then cancels what is left.
     if (server_) server_->Shutdown(std::chrono::system_clock::now() + options_.stop_grace);
-    loader_.join();
     gate_.Close();  // nothing new starts on the queues from here
     answers_.Stop();
     for (auto& q : queues_) q->cq->Shutdown();
@@ -144,7 +138,6 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
   std::vector<std::unique_ptr<internal::QueueThread>> queues_;
   std::unique_ptr<::grpc::Server> server_;
   internal::ServerGate gate_;
-  boost::asio::thread_pool loader_{1};  // repository loads and unloads
   internal::AnswerThread answers_;      // sends what the executors computed
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;

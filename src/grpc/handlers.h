@@ -1,7 +1,7 @@
 // The handlers of GRPCInferenceService's methods, one per RPC, each called on
 // a completion-queue thread when a call arrives and answering it once
 // (internal/unary_call.h). They must not block that thread: inference goes
-// through the scheduler, repository loads and unloads through run_blocking.
+// through the scheduler, loads and unloads run on the repository's load threads.
 // Thread-safety: ServiceContext is read-only once built; handlers keep no state.
 #pragma once
 
@@ -19,7 +19,6 @@ namespace inferd::grpc {
 struct ServiceContext {
   serving::Services serving;    // repository and request metrics
   std::function<bool()> ready;  // server ready (models loaded, not draining); empty = ready
-  std::function<void(std::function<void()>)> run_blocking;  // off the queue threads
 };
 
 using AsyncService = inference::GRPCInferenceService::AsyncService;

@@ -11,20 +11,16 @@ namespace inferd::grpc {
 using inference::ModelInferRequest;
 using inference::ModelInferResponse;
 
-void HandleModelInfer(const ServiceContext& ctx,
-                      const CallPtr<ModelInferRequest, ModelInferResponse>& call) {
+namespace {
+
+void InferWith(const ServiceContext& ctx,
+               const CallPtr<ModelInferRequest, ModelInferResponse>& call,
+               const repository::ModelHandle& handle) {
   const serving::Call& info = call->info();
-  const ModelInferRequest& req = call->request();
   auto answer_error = [&](const std::string& model, int64_t version, const Status& st) {
     serving::CountAnswer(ctx.serving, info, model, version, st.code());
     call->Respond([st](ModelInferResponse*) { return ToGrpcStatus(st); });
   };
-  auto model = serving::ResolveModel(ctx.serving, info, req.model_name(), req.model_version());
-  if (!model.ok()) {  // counted by ResolveModel
-    Status st = model.status();
-    return call->Respond([st](ModelInferResponse*) { return ToGrpcStatus(st); });
-  }
-  repository::ModelHandle handle = *model;
   auto parsed = ParseModelInferRequest(call->request_owner());
   if (!parsed.ok()) return answer_error(handle->name(), handle->version(), parsed.status());
   serving::V2ResponseContext out =
@@ -33,19 +29,40 @@ void HandleModelInfer(const ServiceContext& ctx,
   if (!request.ok()) return answer_error(handle->name(), handle->version(), request.status());
 
   serving::Services services = ctx.serving;
-  // The answer (kept by the call until it is sent) must not hold the call itself.
-  auto done = [call, handle, services, info,
+  // The answer (kept by the call until it is sent) must not hold the call itself,
+  // nor the model (the cache may unload it once its requests are done).
+  auto done = [call, name = handle->name(), version = handle->version(), services, info,
                out = std::move(out)](StatusOr<scheduler::InferenceResponse> result) mutable {
-    call->Respond(
-        [handle, services, info, out, result = std::move(result)](ModelInferResponse* response) {
-          Status st = result.status();
-          if (result.ok()) st = WriteModelInferResponse(*result, out, response);
-          serving::CountAnswer(services, info, handle->name(), handle->version(), st.code(),
-                               result.ok() ? &*result : nullptr);
-          return ToGrpcStatus(st);
-        });
+    call->Respond([name, version, services, info, out,
+                   result = std::move(result)](ModelInferResponse* response) {
+      Status st = result.status();
+      if (result.ok()) st = WriteModelInferResponse(*result, out, response);
+      serving::CountAnswer(services, info, name, version, st.code(),
+                           result.ok() ? &*result : nullptr);
+      return ToGrpcStatus(st);
+    });
   };
   serving::Submit(handle, std::move(*request), info, std::move(done));
+}
+
+}  // namespace
+
+// The model may have to be loaded first (lazy, or evicted under the memory
+// budget): the rest then runs on the repository's load thread when the load
+// ends, never blocking the queue thread; the wait is bounded by the call's
+// deadline (else the model's request_timeout_ms).
+void HandleModelInfer(const ServiceContext& ctx,
+                      const CallPtr<ModelInferRequest, ModelInferResponse>& call) {
+  const ModelInferRequest& req = call->request();
+  serving::AcquireModel(
+      ctx.serving, call->info(), req.model_name(), req.model_version(),
+      [ctx, call](StatusOr<serving::AcquiredModel> model) {
+        if (!model.ok()) {  // counted by AcquireModel
+          Status st = model.status();
+          return call->Respond([st](ModelInferResponse*) { return ToGrpcStatus(st); });
+        }
+        InferWith(ctx, call, model->handle);
+      });
 }
 
 }  // namespace inferd::grpc

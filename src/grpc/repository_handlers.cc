@@ -1,6 +1,5 @@
 // The model repository extension: RepositoryIndex answers at once; loads and
-// unloads block, so they run on the server's loader thread and answer from
-// there.
+// unloads run on the repository's load threads, which answer when they end.
 #include "grpc/handlers.h"
 #include "grpc/status_conversion.h"
 #include "serving/model_info.h"
@@ -11,19 +10,10 @@ using namespace inference;  // NOLINT: the generated message types
 
 namespace {
 
-// Runs `job` off the queue thread; answers its Status.
+// Answers a repository job's Status when it ends.
 template <typename Request, typename Response>
-void RunRepositoryJob(const ServiceContext& ctx, const CallPtr<Request, Response>& call,
-                      std::function<Status()> job) {
-  auto work = [call, job = std::move(job)] {
-    Status st = job();
-    call->Respond([st](Response*) { return ToGrpcStatus(st); });
-  };
-  if (ctx.run_blocking) {
-    ctx.run_blocking(std::move(work));
-  } else {
-    work();
-  }
+repository::ModelRepository::DoneCallback AnswerWhenDone(const CallPtr<Request, Response>& call) {
+  return [call](Status st) { call->Respond([st](Response*) { return ToGrpcStatus(st); }); };
 }
 
 }  // namespace
@@ -46,17 +36,13 @@ void HandleRepositoryIndex(const ServiceContext& ctx,
 void HandleRepositoryModelLoad(
     const ServiceContext& ctx,
     const CallPtr<RepositoryModelLoadRequest, RepositoryModelLoadResponse>& call) {
-  auto* repo = ctx.serving.repository;
-  std::string name = call->request().model_name();
-  RunRepositoryJob(ctx, call, [repo, name] { return repo->Load(name); });
+  ctx.serving.repository->LoadAsync(call->request().model_name(), AnswerWhenDone(call));
 }
 
 void HandleRepositoryModelUnload(
     const ServiceContext& ctx,
     const CallPtr<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>& call) {
-  auto* repo = ctx.serving.repository;
-  std::string name = call->request().model_name();
-  RunRepositoryJob(ctx, call, [repo, name] { return repo->Unload(name); });
+  ctx.serving.repository->UnloadAsync(call->request().model_name(), AnswerWhenDone(call));
 }
 
 }  // namespace inferd::grpc

@@ -223,7 +223,7 @@ def test_failed_model_is_reported(repo_server):
     assert "not_torchscript" in e.details() and "model.pt" in e.details(), e.details()
     index = client.stub.RepositoryIndex(pb2.RepositoryIndexRequest(), timeout=10)
     states = {(m.name, m.version): (m.state, m.reason) for m in index.models}
-    assert states[("not_torchscript", "1")][0] == "FAILED", states
+    assert states[("not_torchscript", "1")][0] == "UNAVAILABLE", states  # with the reason, as Triton
     assert "model.pt" in states[("not_torchscript", "1")][1], states
     assert states[("identity_fp32", "1")] == ("READY", "")
     ready = client.stub.RepositoryIndex(pb2.RepositoryIndexRequest(ready=True), timeout=10)

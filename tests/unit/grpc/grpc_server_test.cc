@@ -55,7 +55,8 @@ class GrpcServerTest : public ::testing::Test {
       return hooks;
     };
     repo_ = std::move(*repository::ModelRepository::Create(ro));
-    repo_->LoadInitial();
+    repo_->StartEagerLoads();
+    repo_->WaitForStartup(TimePoint::max());
     GrpcServer::Options o;
     o.stop_grace = std::chrono::milliseconds(200);
     auto server =
