@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <sstream>
 
 #include "backend/torch/tensor_conversion.h"
 #include "common/cpu_time.h"
@@ -127,7 +128,16 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
        true},
       {"optimize_for_inference",
        [&]() -> std::optional<::torch::jit::Module> {
-         ::torch::jit::Module copy = ::torch::jit::freeze(eval.clone());
+         // A copy in a compilation unit of its own: clone() and freeze()
+         // register their types in the module's unit, and a frozen graph
+         // holds the weights as constants, so a rejected candidate made by
+         // eval.clone() would keep two copies of the weights alive for as
+         // long as the served model (measured: +4.4 MiB on 2.1 MiB of weights).
+         std::stringstream bytes;
+         eval.save(bytes);
+         ::torch::jit::Module own = ::torch::jit::load(bytes, at::Device(at::kCPU));
+         own.eval();
+         ::torch::jit::Module copy = ::torch::jit::freeze(own);
          return ::torch::jit::optimize_for_inference(copy);
        },
        false},
