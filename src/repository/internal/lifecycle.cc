@@ -283,7 +283,6 @@ TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
         // Nobody waits for room any more: the next request asks again.
         e.parked = false;
         parked_.erase(std::remove(parked_.begin(), parked_.end(), name), parked_.end());
-        parked_count_.store(static_cast<int>(parked_.size()));
         e.job = Job::kNone;
         if (e.startup) {
           e.startup = false;
@@ -442,8 +441,11 @@ std::function<void()> Lifecycle::OnIdle() {
   std::weak_ptr<Lifecycle> weak = weak_from_this();
   return [weak] {
     auto self = weak.lock();
-    // Called at the end of every request: the lock only when a load waits.
-    if (!self || self->parked_count_.load() == 0) return;
+    if (!self) return;
+    // Under mu_, always: a check of "is a load parked?" without it raced with
+    // a load deciding to park (it saw this version busy, then parked after
+    // the check): the wake-up was lost and the load waited for the
+    // kParkedRetry timer. One uncontended lock per request, as Acquire takes.
     std::lock_guard<std::mutex> lock(self->mu_);
     self->RetryParkedLocked();
   };
@@ -458,7 +460,6 @@ void Lifecycle::RetryParkedLocked() {
     pool_->Post([this, name] { RunLoad(name); });
   }
   parked_.clear();
-  parked_count_.store(0);
 }
 
 // The last handle of an instance is gone (any thread; the caller may hold the

@@ -21,7 +21,6 @@
 // release, and may outlive the repository.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -174,7 +173,6 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   bool accepting_jobs_ = false;           // guarded by mu_
   bool trim_posted_ = false;              // guarded by mu_
   std::vector<std::string> parked_;       // guarded by mu_: loads waiting for room, in order
-  std::atomic<int> parked_count_{0};      // parked_.size(), read without mu_ by OnIdle
 
   // A version's first load holds this exclusively (its RSS growth is its own);
   // loads whose footprint is known share it.

@@ -200,7 +200,6 @@ void Lifecycle::RunLoad(const std::string& name) {
       // Room appears when the models in use go idle: the requests wait for it.
       e->parked = true;
       parked_.push_back(name);
-      parked_count_.store(static_cast<int>(parked_.size()));
       timer_->Wake(options_.clock->Now() + kParkedRetry);
       return;
     }
