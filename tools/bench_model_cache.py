@@ -52,7 +52,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from make_many_models import bench_input  # noqa: E402
 
-PORTS = (22080, 22081, 22082)
+PORTS = (22080, 22081, 22082, 22083)  # http, management, metrics, grpc
 LISTENING = re.compile(r"inferd: listening http=(\d+) management=(\d+) metrics=(\d+)")
 
 
@@ -88,7 +88,8 @@ class Server:
         self.name = name
         self.log_path = os.path.join(out, f"{name}.log")
         cmd = [binary, "serve", "--model-store", store, "--http-port", str(PORTS[0]),
-               "--management-port", str(PORTS[1]), "--metrics-port", str(PORTS[2]), *args]
+               "--management-port", str(PORTS[1]), "--metrics-port", str(PORTS[2]),
+               "--grpc-port", str(PORTS[3]), *args]
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log)
         line = self.proc.stdout.readline().decode()
@@ -445,6 +446,9 @@ def render(r):
          f"{int(r['server_hits'])} hits)"),
         ("loads / evictions / loads refused for room", f"{int(r['loads_ok'])} / "
          f"{int(r['evictions'])} / {int(r['no_room'])}"),
+        ("loads / evictions per second of traffic",
+         f"{r['loads_ok'] / r['args']['duration']:.2f} / "
+         f"{r['evictions'] / r['args']['duration']:.2f}"),
         ("cold start (requests that waited for a load) p50 / p99",
          f"{c['cold_p50_ms']:.0f} / {c['cold_p99_ms']:.0f} ms"),
         ("cold start / that model's own load time, p50 / p99",
