@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 
+#include "common/clock.h"
 #include "http/status_map.h"
 #include "serving/inference_call.h"
 
@@ -35,7 +37,9 @@ serving::Call CallFor(const HttpRequest& http) {
     int64_t ms = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
     if (ec == std::errc() && end == text.data() + text.size() && ms > 0) {
-      call.deadline = http.received + std::chrono::milliseconds(ms);
+      call.deadline = DeadlineAfter(
+          http.received, ms > INT64_MAX / 1000 ? std::chrono::microseconds::max()
+                                                : std::chrono::microseconds(ms * 1000));
     }
   }
   call.is_cancelled = [flag = http.cancelled] { return flag->load(std::memory_order_relaxed); };

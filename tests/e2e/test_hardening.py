@@ -128,9 +128,11 @@ def test_too_many_bytes_elements_for_the_batch_are_400_before_expanding(image_se
 
 
 def test_invalid_utf8_in_a_path_keeps_the_answer_json(main_server):
+    # Issue 9: the repository refuses a name that cannot be a model's with 400
+    # (repository/model_name.h); the message shows the bytes escaped.
     r = get(main_server.http, "/v2/models/%FF%FEx/ready")
-    assert r.status == 404, r
-    assert "\ufffd" in r.error()
+    assert r.status == 400, r
+    assert "not valid UTF-8" in r.error() and "\\xFF\\xFEx" in r.error(), r.error()
 
 
 # ------------------------------------------------------------------ images
