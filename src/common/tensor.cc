@@ -33,6 +33,15 @@ std::string_view DataTypeName(DataType dtype) {
   return "UNKNOWN";
 }
 
+std::string DataTypeList() {
+  std::string out;
+  for (const auto& info : kDataTypes) {
+    if (!out.empty()) out += ", ";
+    out += info.name;
+  }
+  return out;
+}
+
 std::optional<DataType> ParseDataType(std::string_view name) {
   for (const auto& info : kDataTypes) {
     if (info.name == name) return info.dtype;

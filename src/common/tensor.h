@@ -28,6 +28,9 @@ enum class DataType {
 
 // KServe v2 names: "BOOL", "UINT8", ..., "FP32", "BYTES".
 std::string_view DataTypeName(DataType dtype);
+// Every name, in enum order, joined by ", " ("BOOL, UINT8, ..., BYTES"): for
+// the error that says which datatypes a request may use.
+std::string DataTypeList();
 std::optional<DataType> ParseDataType(std::string_view name);
 // Bytes per element; 0 for BYTES (variable).
 size_t DataTypeSize(DataType dtype);

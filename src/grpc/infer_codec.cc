@@ -15,17 +15,6 @@ using inference::InferParameter;
 using inference::ModelInferRequest;
 using Parameters = google::protobuf::Map<std::string, InferParameter>;
 
-std::string DataTypeList() {
-  std::string out;
-  for (DataType d : {DataType::kBool, DataType::kUint8, DataType::kInt8, DataType::kInt16,
-                     DataType::kInt32, DataType::kInt64, DataType::kFp16, DataType::kBf16,
-                     DataType::kFp32, DataType::kFp64, DataType::kBytes}) {
-    if (!out.empty()) out += ", ";
-    out += DataTypeName(d);
-  }
-  return out;
-}
-
 StatusOr<Shape> CheckShape(const google::protobuf::RepeatedField<int64_t>& dims,
                            const std::string& what) {
   Shape shape(dims.begin(), dims.end());

@@ -15,17 +15,6 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-std::string DataTypeList() {
-  std::string out;
-  for (DataType d : {DataType::kBool, DataType::kUint8, DataType::kInt8, DataType::kInt16,
-                     DataType::kInt32, DataType::kInt64, DataType::kFp16, DataType::kBf16,
-                     DataType::kFp32, DataType::kFp64, DataType::kBytes}) {
-    if (!out.empty()) out += ", ";
-    out += DataTypeName(d);
-  }
-  return out;
-}
-
 // An input as declared in the JSON, before its data is decoded.
 struct InputHead {
   std::string name;

@@ -20,6 +20,11 @@ TEST(TensorTest, DataTypeNamesRoundTrip) {
   EXPECT_EQ(DataTypeSize(DataType::kBf16), 2u);
 }
 
+TEST(TensorTest, DataTypeListNamesEveryTypeInEnumOrder) {
+  EXPECT_EQ(DataTypeList(),
+            "BOOL, UINT8, INT8, INT16, INT32, INT64, FP16, BF16, FP32, FP64, BYTES");
+}
+
 TEST(TensorTest, AllocateBorrowReshape) {
   Tensor t = Tensor::Allocate(DataType::kInt32, {2, 3});
   EXPECT_EQ(t.byte_size(), 24u);
