@@ -5,19 +5,8 @@
 namespace inferd::http {
 namespace {
 
-TEST(StatusMap, MapsEveryCode) {
-  EXPECT_EQ(HttpStatusFor(StatusCode::kOk), 200);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kInvalidArgument), 400);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kFailedPrecondition), 400);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kNotFound), 404);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kPayloadTooLarge), 413);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kResourceExhausted), 429);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kUnavailable), 503);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kDeadlineExceeded), 504);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kInternal), 500);
-  EXPECT_EQ(HttpStatusFor(StatusCode::kCancelled), 499);
-}
-
+// The code -> HTTP status table is serving::HttpStatusFor, re-exported here and
+// tested in tests/unit/serving/status_codes_test.cc; this file tests what http adds.
 TEST(StatusMap, ErrorResponseIsJsonWithTheMessage) {
   HttpResponse r = ErrorResponse(InvalidArgument("input 'x': expected [3], got [4]"));
   EXPECT_EQ(r.status, 400);
