@@ -99,6 +99,25 @@ void Setup(jpeg_decompress_struct* cinfo, ErrorManager* err, ProgressLimit* prog
 
 enum class Outcome { kOk, kError, kTruncated };
 
+// What a longjmp from ErrorExit means: input cut short (unless the scan limit
+// stopped it), or a bad file.
+Outcome FailedOutcome(const ErrorManager& err) {
+  return err.premature_end && !err.over_limit ? Outcome::kTruncated : Outcome::kError;
+}
+
+// The start shared by ReadHeader and Decode, called after their setjmp: an
+// error here longjmps to it, so this frame holds nothing that needs destroying.
+void Open(jpeg_decompress_struct* cinfo, ProgressLimit* progress, const unsigned char* data,
+          size_t size) {
+  jpeg_create_decompress(cinfo);
+  cinfo->progress = &progress->pub;
+  jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
+}
+
+bool IsCmyk(const jpeg_decompress_struct& cinfo) {
+  return cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+}
+
 // Only trivially destructible locals live in the frames that call setjmp:
 // longjmp skips destructors.
 Outcome ReadHeader(const unsigned char* data, size_t size, JpegHeader* out, ErrorManager* err) {
@@ -107,11 +126,9 @@ Outcome ReadHeader(const unsigned char* data, size_t size, JpegHeader* out, Erro
   Setup(&cinfo, err, &progress);
   if (setjmp(err->jump)) {
     jpeg_destroy_decompress(&cinfo);
-    return err->premature_end && !err->over_limit ? Outcome::kTruncated : Outcome::kError;
+    return FailedOutcome(*err);
   }
-  jpeg_create_decompress(&cinfo);
-  cinfo.progress = &progress.pub;
-  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  Open(&cinfo, &progress, data, size);
   jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
   const int header = jpeg_read_header(&cinfo, TRUE);
   if (header != JPEG_HEADER_OK || err->premature_end) {
@@ -120,7 +137,7 @@ Outcome ReadHeader(const unsigned char* data, size_t size, JpegHeader* out, Erro
   }
   out->width = cinfo.image_width;
   out->height = cinfo.image_height;
-  out->cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  out->cmyk = IsCmyk(cinfo);
   for (jpeg_saved_marker_ptr m = cinfo.marker_list; m; m = m->next) {
     if (int o = ExifOrientation(m->data, m->data_length)) {
       out->orientation = o;
@@ -166,13 +183,11 @@ Outcome Decode(const unsigned char* data, size_t size, bool rgbx, const JpegRegi
   Setup(&cinfo, err, &progress);
   if (setjmp(err->jump)) {
     jpeg_destroy_decompress(&cinfo);
-    return err->premature_end && !err->over_limit ? Outcome::kTruncated : Outcome::kError;
+    return FailedOutcome(*err);
   }
-  jpeg_create_decompress(&cinfo);
-  cinfo.progress = &progress.pub;
-  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  Open(&cinfo, &progress, data, size);
   jpeg_read_header(&cinfo, TRUE);
-  const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  const bool cmyk = IsCmyk(cinfo);
   cinfo.out_color_space = cmyk ? JCS_CMYK : rgbx ? JCS_EXT_RGBX : JCS_RGB;
   jpeg_start_decompress(&cinfo);
   if (cmyk && cmyk_row_size < static_cast<size_t>(cinfo.output_width) * 4) {
