@@ -103,19 +103,39 @@ def test_timeout_parameter_answers_deadline_exceeded(slow_server):
         f.result()
 
 
+def received(server):
+    """Inference calls the server has received, all models: counted on arrival
+    (the model found READY), before the call is queued."""
+    return metric_sum_model(samples(server), "inferd_model_cache_requests_total", "")
+
+
 def test_cancelled_call_is_dropped_before_compute(slow_server):
+    """A call cancelled while it waits in the queue is dropped and counted.
+
+    The cancel must reach the server while the call is queued behind work:
+    the call is sent only once all the long calls were received and 5+ of them
+    are queued, and cancelled only once the server has received it too (else
+    the client's cancel may come before the call left it, and the server never
+    sees a call to drop). Queues are FIFO, so 4+ long calls (0.3+ s each) are
+    then ahead of it, far more than the cancel takes to arrive."""
     s, client = slow_server
     cancelled0 = rejected(s, "deadline_slow", "cancelled")
-    busy = fill_queue(client, "deadline_slow", 8)
-    wait_until(lambda: queue_depth(s, "deadline_slow") >= 5, 30, "long calls queued")
+    ok0 = metric_sum_model(samples(s), "inferd_requests_total", "deadline_slow", code="OK")
+    received0 = received(s)
+    busy = fill_queue(client, "deadline_slow", 8, LONG_ITERATIONS)
+    wait_until(lambda: received(s) - received0 == 8 and queue_depth(s, "deadline_slow") >= 5,
+               30, "8 long calls received, 5 queued")
     call = client.stub.ModelInfer.future(client.request("deadline_slow", slow_input(2)),
                                          timeout=120)
-    wait_until(lambda: queue_depth(s, "deadline_slow") >= 6, 10, "the call queued")
+    wait_until(lambda: received(s) - received0 == 9, 30, "the call received")
     assert call.cancel()
     for f in busy:
         f.result()
     wait_until(lambda: rejected(s, "deadline_slow", "cancelled") - cancelled0 == 1, 10,
                "inferd_rejected_total{reason=cancelled} + 1")
+    # Dropped, not computed: only the long calls were answered OK.
+    ok = metric_sum_model(samples(s), "inferd_requests_total", "deadline_slow", code="OK")
+    assert ok - ok0 == 8, f"{ok - ok0} calls answered OK, 8 long calls sent"
     assert client.stub.ServerReady(client.pb2.ServerReadyRequest(), timeout=10).ready
 
 
