@@ -71,6 +71,36 @@ void WriteSpecs(JsonWriter& w, const std::vector<serving::TensorMetadata>& specs
   w.EndArray();
 }
 
+// "batch_calibration": the scheduler's table for the version shown (one
+// accessor: repository::VersionStatus::calibration). {"calibrated", "max_batch_size"
+// (the largest batch the queue forms), "seconds", "note" or "reason", "sizes":
+// [{"batch_size", "latency_ms", "ms_per_item", "chosen"}]}; null when not resident.
+void WriteCalibration(JsonWriter& w, const std::optional<scheduler::BatchCalibration>& c,
+                      const std::optional<config::ModelConfig>& config) {
+  w.Key("batch_calibration");
+  if (!c) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("calibrated").Bool(c->calibrated);
+  w.Key("max_batch_size")
+      .Int(c->calibrated ? c->max_batch : (config ? config->max_batch_size : 0));
+  w.Key("seconds").Double(c->seconds);
+  w.Key(c->calibrated ? "note" : "reason").String(c->note);
+  w.Key("sizes").BeginArray();
+  for (const auto& s : c->sizes) {
+    w.BeginObject();
+    w.Key("batch_size").Int(s.batch);
+    w.Key("latency_ms").Double(s.latency_ms);
+    w.Key("ms_per_item").Double(s.ms_per_item);
+    w.Key("chosen").Bool(s.chosen);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string WriteV2ServerMetadata() {
@@ -102,6 +132,7 @@ StatusOr<std::string> WriteV2ModelMetadata(const ModelStatus& status,
   WriteSpecs(w, m.outputs);
   w.Key("state").String(repository::ModelStateName(m.state));
   if (!m.error.empty()) w.Key("error").String(m.error);
+  WriteCalibration(w, m.calibration, status.config);
   w.EndObject();
   return w.Take();
 }
@@ -194,6 +225,7 @@ StatusOr<std::string> WriteTorchServeDescribe(const ModelStatus& status,
       w.Key("footprint");
       WriteFootprint(w, v->footprint);
     }
+    WriteCalibration(w, v ? v->calibration : std::nullopt, status.config);
     w.EndObject();
   };
   if (shown.empty()) write_one(nullptr);

@@ -21,7 +21,8 @@ using serving::kServerVersion;
 // {"name", "version", "extensions"}
 std::string WriteV2ServerMetadata();
 
-// {"name", "versions", "platform", "inputs", "outputs"[, "state", "error"]}: shapes carry
+// {"name", "versions", "platform", "inputs", "outputs"[, "state", "error"], "batch_calibration"}
+// (the scheduler's table for the version shown, null when it is not resident): shapes carry
 // a leading -1 (the batch dim; every inferd model takes one). kNotFound for an unknown version.
 StatusOr<std::string> WriteV2ModelMetadata(const repository::ModelStatus& status,
                                            std::optional<int64_t> version);
@@ -37,7 +38,8 @@ std::string WriteV2RepositoryIndex(const std::vector<repository::ModelStatus>& m
 // "pinned", "residentBytes", "footprintBytes", "inFlight", "lastUsed" per model.
 std::string WriteTorchServeModelList(const std::vector<repository::ModelStatus>& models);
 
-// TorchServe describe: a list with one object per version shown: `version` set -> that one,
+// TorchServe describe (with "batch_calibration" as above per version): a list with one object
+// per version shown: `version` set -> that one,
 // `all` -> every version, else the default (highest ready, else highest).
 StatusOr<std::string> WriteTorchServeDescribe(const repository::ModelStatus& status,
                                               std::optional<int64_t> version, bool all);

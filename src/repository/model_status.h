@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/model_config.h"
+#include "scheduler/batch_calibration.h"
 
 namespace inferd::repository {
 
@@ -50,6 +51,9 @@ struct VersionStatus {
   std::string error;      // why it is UNAVAILABLE, when its load failed
   Footprint footprint;    // kept after an unload: the next load's estimate
   bool resident = false;  // its memory is held now (READY, or UNLOADING with requests left)
+  // What the scheduler measured and chose for this instance at load (or why
+  // not: calibrate false, max_batch_size 1, failed); absent when not resident.
+  std::optional<scheduler::BatchCalibration> calibration;
 };
 
 struct ModelStatus {

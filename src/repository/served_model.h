@@ -41,6 +41,9 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
     std::shared_ptr<scheduler::ModelQueue> queue;
     scheduler::Scheduler* scheduler = nullptr;
     Footprint footprint;
+    // The queue's calibration (Scheduler::GetCalibration), fixed once AddModel
+    // returned; kept here so that status reads need no scheduler lock.
+    scheduler::BatchCalibration calibration;
     std::function<void()> on_release;  // run by the destructor; may be empty
     std::function<void()> on_idle;     // see above; may be empty
   };
@@ -54,6 +57,7 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
   int64_t version() const { return parts_.version; }
   const std::string& dir() const { return parts_.dir; }
   const Footprint& footprint() const { return parts_.footprint; }
+  const scheduler::BatchCalibration& calibration() const { return parts_.calibration; }
 
   // Stops accepting requests; those already queued still run. Idempotent.
   void Retire();

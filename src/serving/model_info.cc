@@ -90,6 +90,7 @@ StatusOr<ModelMetadata> DescribeModel(const ModelStatus& status, std::optional<i
   const VersionStatus* shown = chosen ? chosen : DefaultVersion(status);
   m.state = shown ? shown->state : ModelState::kUnavailable;
   m.error = shown && !shown->error.empty() ? shown->error : status.error;
+  if (shown) m.calibration = shown->calibration;
   return m;
 }
 

@@ -39,6 +39,8 @@ struct ModelMetadata {
   std::vector<TensorMetadata> outputs;
   repository::ModelState state = repository::ModelState::kUnavailable;  // of the version shown
   std::string error;  // why that version (or the config) failed; may be empty
+  // The shown version's batch calibration; absent when it is not resident.
+  std::optional<scheduler::BatchCalibration> calibration;
 };
 
 // The metadata of `version` (empty: of the default version, with every

@@ -8,6 +8,7 @@ The figures themselves depend on the machine and its load; these tests check
 that what the server chose follows from what it measured and logged, and that
 the queue obeys it."""
 
+import json
 import re
 
 import numpy as np
@@ -182,3 +183,38 @@ def test_concurrent_answers_match_pytorch_and_no_batch_exceeds_the_choice(
     assert batches >= 1
     assert at_most_limit == batches, (f"{model}: {batches - at_most_limit} batches above the "
                                       f"calibrated limit {limit} (buckets {within})")
+
+
+def check_shown_table(where, shown, table, samples, model):
+    """`shown` (a "batch_calibration" object) equals the logged table and the gauges."""
+    assert shown is not None and shown["calibrated"], f"{where}: {shown}"
+    rows = [(r["batch_size"], r["latency_ms"], r["ms_per_item"], r["chosen"]) for r in shown["sizes"]]
+    assert [(b, c) for b, _, _, c in rows] == [(b, c) for b, _, _, c in table["rows"]], (where, rows)
+    for (b, ms, per, _), (_, log_ms, log_per, _) in zip(rows, table["rows"]):
+        assert ms == pytest.approx(log_ms, abs=0.006), (where, b)  # the log rounds to 10 us
+        assert per == pytest.approx(log_per, abs=0.0006), (where, b)
+    limit = [v for n, l, v in samples if n == "inferd_batch_size_limit" and l.get("model") == model]
+    assert [shown["max_batch_size"]] == limit == [table["limit"]], (where, shown, limit)
+    assert shown["note"] == table["how"], (where, shown["note"])
+
+
+def test_metadata_and_describe_show_the_table(calibration_server):
+    """GET /v2/models/{m} and the TorchServe describe call show what was logged
+    and exported: the rows, the choice, the limit; or why not calibrated."""
+    s = calibration_server
+    tables, uncalibrated = logged_tables(s)
+    samples = metrics(s)
+    for model, table in tables.items():
+        r = get(s.http, f"/v2/models/{model}")
+        assert r.status == 200, r
+        check_shown_table("v2 metadata", json.loads(r.body)["batch_calibration"], table, samples, model)
+        r = get(s.management, f"/models/{model}")
+        assert r.status == 200, r
+        [described] = json.loads(r.body)
+        check_shown_table("describe", described["batch_calibration"], table, samples, model)
+    for where, port, path in [("v2 metadata", s.http, "/v2/models/cnn_pinned"),
+                              ("describe", s.management, "/models/cnn_pinned")]:
+        body = json.loads(get(port, path).body)
+        shown = (body[0] if isinstance(body, list) else body)["batch_calibration"]
+        assert shown == {"calibrated": False, "max_batch_size": 8, "seconds": 0,
+                         "reason": uncalibrated["cnn_pinned"], "sizes": []}, (where, shown)

@@ -346,6 +346,7 @@ ModelStatus Lifecycle::StatusLocked(const Entry& e) const {
       vs.state = ModelState::kUnloading;
     }
     vs.resident = slot.handle != nullptr;
+    if (slot.handle) vs.calibration = slot.handle->calibration();
     s.versions.push_back(std::move(vs));
   }
   if (e.job == Job::kLoad && !ready) {

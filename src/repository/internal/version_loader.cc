@@ -54,6 +54,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   parts.model = std::move(model);
   parts.queue = context.scheduler->AddModel(std::move(spec));
   parts.scheduler = context.scheduler;
+  parts.calibration = context.scheduler->GetCalibration(*parts.queue);
   parts.footprint = f;
   parts.on_release = std::move(on_release);
   parts.on_idle = std::move(on_idle);

@@ -39,7 +39,43 @@ TEST(ModelMetadata, V2ShapesCarryTheBatchDim) {
   EXPECT_EQ(*body,
             R"({"name":"echo","versions":["1","2"],"platform":"pytorch_torchscript",)"
             R"("max_batch_size":4,"inputs":[{"name":"x","datatype":"FP32","shape":[-1,3,-1]}],)"
-            R"("outputs":[{"name":"y","datatype":"INT64","shape":[-1]}],"state":"READY"})");
+            R"("outputs":[{"name":"y","datatype":"INT64","shape":[-1]}],"state":"READY",)"
+            R"("batch_calibration":null})");
+}
+
+TEST(ModelMetadata, TheCalibrationTableOfTheVersionShown) {
+  ModelStatus s = Echo();
+  scheduler::BatchCalibration c;
+  c.calibrated = true;
+  c.note = "5 timed rounds";
+  c.sizes = {{1, 3, 3, true}, {2, 5, 2.5, true}, {4, 12, 3, false}};
+  c.max_batch = 2;
+  c.seconds = 0.5;
+  s.versions[0].calibration = c;
+  const std::string table =
+      R"("batch_calibration":{"calibrated":true,"max_batch_size":2,"seconds":0.5,)"
+      R"("note":"5 timed rounds","sizes":[{"batch_size":1,"latency_ms":3,"ms_per_item":3,)"
+      R"("chosen":true},{"batch_size":2,"latency_ms":5,"ms_per_item":2.5,"chosen":true},)"
+      R"({"batch_size":4,"latency_ms":12,"ms_per_item":3,"chosen":false}]})";
+  auto v2 = WriteV2ModelMetadata(s, std::nullopt);
+  ASSERT_TRUE(v2.ok());
+  EXPECT_NE(v2->find(table), std::string::npos) << *v2;
+  auto described = WriteTorchServeDescribe(s, std::nullopt, false);
+  ASSERT_TRUE(described.ok());
+  EXPECT_NE(described->find(table), std::string::npos) << *described;
+  // Not calibrated: the reason, and the config's max_batch_size is the limit.
+  scheduler::BatchCalibration off;
+  off.note = "calibrate: false in config.yaml";
+  s.versions[0].calibration = off;
+  v2 = WriteV2ModelMetadata(s, std::nullopt);
+  ASSERT_TRUE(v2.ok());
+  EXPECT_NE(v2->find(R"("batch_calibration":{"calibrated":false,"max_batch_size":4,"seconds":0,)"
+                     R"("reason":"calibrate: false in config.yaml","sizes":[]})"),
+            std::string::npos)
+      << *v2;
+  // A version not resident has no table.
+  v2 = WriteV2ModelMetadata(s, 2);
+  EXPECT_NE(v2->find(R"("batch_calibration":null)"), std::string::npos) << *v2;
 }
 
 TEST(ModelMetadata, OneVersionShowsItsStateAndError) {
