@@ -39,6 +39,14 @@ std::vector<int> CalibrationLadder(int max_batch_size) {
   return ladder;
 }
 
+double CalibrationBudget(const CalibrationOptions& options, int max_batch_size, double batch1_ms,
+                         double spent_s) {
+  int items = 0;
+  for (int b : CalibrationLadder(max_batch_size)) items += b;
+  const double need = spent_s + options.budget_margin * 4 * items * batch1_ms / 1e3;
+  return std::min(std::max(need, options.budget_s), options.max_budget_s);
+}
+
 void ChooseBatchSizes(double min_gain, BatchCalibration* c) {
   c->max_batch = 0;
   double best = 0;  // the lowest cost per item among the chosen sizes so far

@@ -29,7 +29,11 @@ CallTimer ThreadCpuTimer();
 CallTimer WallTimer();
 
 struct CalibrationOptions {
-  double budget_s = 1.5;  // measuring stops growing the ladder past this
+  // Measuring stops growing the ladder, and timing rounds, past the budget:
+  // CalibrationBudget scales it from batch 1's cost, between these two.
+  double budget_s = 1.5;       // the least budget (light models take this)
+  double max_budget_s = 10.0;  // the hard cap (a heavy model's load waits this long at most)
+  double budget_margin = 1.25;  // slack on the estimate for first calls of a shape
   int max_rounds = 5;     // timed passes over the ladder (at least 2 when they fit)
   double min_gain = 0.05;  // a larger size must save this share of the cost per item
   // How calls are timed; empty: ThreadCpuTimer on single-threaded
@@ -56,6 +60,15 @@ struct BatchCalibration {
 
 // The ladder to measure for `max_batch_size`: 1, 2, 4, ... and the max itself.
 std::vector<int> CalibrationLadder(int max_batch_size);
+
+// The budget, in seconds of the calibration, once batch 1 was warmed and cost
+// `batch1_ms` after `spent_s`: enough for two warm-up and two timed calls of
+// every size on the ladder if the cost per item did not fall (an upper bound:
+// it falls when batching pays), times budget_margin; at least budget_s, at
+// most max_budget_s. A fixed budget let ResNet-50 (122 ms per item) measure
+// batch 1 alone. Pure.
+double CalibrationBudget(const CalibrationOptions& options, int max_batch_size, double batch1_ms,
+                         double spent_s);
 
 // Marks the chosen sizes and max_batch from measured latencies (ascending
 // batch, latency_ms set). Pure.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 
 #include "scheduler/batch_assembly.h"
@@ -216,13 +217,14 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
 
   // Warm each size twice (the graph executor profiles a new shape, oneDNN
   // makes its kernels, the allocator grows), growing the ladder while two
-  // warm and two timed calls per size fit the budget.
+  // warm and two timed calls per size fit the budget, which batch 1's cost
+  // scales (CalibrationBudget).
   std::vector<std::vector<NamedTensor>> inputs;
   double ms_per_item_b1 = 0;
+  double budget_s = options.budget_s;
   for (int batch : CalibrationLadder(config.max_batch_size)) {
-    if (batch > 1 && elapsed_s() + 4 * ms_per_item_b1 * batch / 1e3 > options.budget_s) {
-      c.note = "ladder stopped before batch " + std::to_string(batch) + " (budget " +
-               std::to_string(options.budget_s).substr(0, 4) + " s); ";
+    if (batch > 1 && elapsed_s() + 4 * ms_per_item_b1 * batch / 1e3 > budget_s) {
+      c.note += "ladder stopped before batch " + std::to_string(batch) + "; ";
       break;
     }
     inputs.push_back(ZeroInputs(config, batch));
@@ -234,14 +236,21 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
                     std::to_string(batch) + ": " + failure;
       return failed;
     }
-    if (batch == 1) ms_per_item_b1 = ms;
+    if (batch == 1) {
+      ms_per_item_b1 = ms;
+      budget_s = CalibrationBudget(options, config.max_batch_size, ms, elapsed_s());
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "budget %.2f s%s from batch 1's %.2f ms; ", budget_s,
+                    budget_s >= options.max_budget_s ? " (the cap)" : "", ms);
+      c.note = buf;
+    }
     c.sizes.push_back({batch, INFINITY, 0, false});
   }
   // Timed rounds over the sizes, interleaved, so that a burst of load hits
   // every size alike; each size keeps its fastest call.
   int rounds = 0;
   for (; rounds < options.max_rounds; ++rounds) {
-    if (rounds >= 2 && elapsed_s() > options.budget_s) break;
+    if (rounds >= 2 && elapsed_s() > budget_s) break;
     for (size_t i = 0; i < c.sizes.size(); ++i) {
       const double ms = time_call(inputs[i]);
       if (ms < 0) {

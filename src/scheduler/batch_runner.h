@@ -51,7 +51,8 @@ class BatchRunner {
 
   // Measures the model's cost per batch size on the calling executor thread
   // (zero inputs, the model alone) and chooses the sizes worth forming; see
-  // batch_calibration.h. Blocks for up to about options.budget_s. Returns an
+  // batch_calibration.h. Blocks for up to about CalibrationBudget (options.budget_s to
+  // options.max_budget_s, scaled from batch 1's cost). Returns an
   // uncalibrated result with a note when the model cannot be measured
   // (max_batch_size 1, `calibrate: false`, variable or BYTES inputs, a model
   // that fails on zeros). Calls are timed with options.timer (it must be set).

@@ -81,7 +81,7 @@ class Scheduler {
 
   // Registers a model version. The returned queue stays valid while held.
   // Blocks while the model's batch sizes are calibrated on an executor (up to
-  // about CalibrationOptions::budget_s; nothing for max_batch_size 1 or
+  // about CalibrationBudget: 1.5 to 10 s; nothing for max_batch_size 1 or
   // `calibrate: false`): call it from a loading thread, never an executor.
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec);
   // Stops accepting requests for `queue`; requests already queued still run.

@@ -95,12 +95,38 @@ TEST_F(CalibrateTest, MeasuresTheLadderOnZeroInputsAndChooses) {
 
 TEST_F(CalibrateTest, TheBudgetStopsTheLadder) {
   CalibrationOptions options;
-  options.budget_s = 1e-3;  // 1 ms: not even batch 2 fits after batch 1's 3 ms
+  options.budget_s = 1e-3;  // 1 ms, capped: not even batch 2 fits after batch 1's 3 ms
+  options.max_budget_s = 1e-3;
   BatchCalibration c = Run(Config(8), {{1, 3.0}, {2, 5.0}}, options);
   ASSERT_TRUE(c.calibrated);
   ASSERT_EQ(c.sizes.size(), 1u);
   EXPECT_EQ(c.max_batch, 1);
   EXPECT_NE(c.note.find("ladder stopped before batch 2"), std::string::npos) << c.note;
+}
+
+TEST(CalibrationBudgetTest, ScalesFromBatchOneBetweenTheFloorAndTheCap) {
+  CalibrationOptions o;  // 1.5 s floor, 10 s cap, margin 1.25
+  // Light: 1 ms at batch 1, ladder 1+2+4+8 = 15 items -> 75 ms wanted: the floor.
+  EXPECT_DOUBLE_EQ(CalibrationBudget(o, 8, 1.0, 0.01), 1.5);
+  // ResNet-50: 122 ms per item -> 1.25 x 4 calls x 15 items x 0.122 s, after 0.5 s spent.
+  EXPECT_NEAR(CalibrationBudget(o, 8, 122.0, 0.5), 0.5 + 1.25 * 4 * 15 * 0.122, 1e-9);
+  // Larger ladders want more: 1+2+4+8+16+32 = 63 items.
+  EXPECT_NEAR(CalibrationBudget(o, 32, 20.0, 0), 1.25 * 4 * 63 * 0.020, 1e-9);
+  // Heavier still: the cap.
+  EXPECT_DOUBLE_EQ(CalibrationBudget(o, 8, 500.0, 0.5), 10.0);
+  o.max_budget_s = 3;
+  EXPECT_DOUBLE_EQ(CalibrationBudget(o, 8, 122.0, 0.5), 3.0);
+}
+
+TEST_F(CalibrateTest, AHeavyModelIsMeasuredAtEverySize) {
+  // 122 ms per item (ResNet-50 here): the fixed 1.5 s budget stopped before
+  // batch 4; the budget scaled from batch 1 covers 1, 2, 4 and 8.
+  BatchCalibration c = Run(Config(8), {{1, 122.0}, {2, 200.0}, {4, 360.0}, {8, 900.0}});
+  ASSERT_TRUE(c.calibrated) << c.note;
+  ASSERT_EQ(c.sizes.size(), 4u) << c.note;
+  EXPECT_EQ(c.max_batch, 4);
+  EXPECT_NE(c.note.find("budget 9.15 s from batch 1's 122.00 ms"), std::string::npos) << c.note;
+  EXPECT_EQ(c.note.find("ladder stopped"), std::string::npos) << c.note;
 }
 
 TEST_F(CalibrateTest, ModelsThatCannotBeMeasuredKeepTheirConfig) {
