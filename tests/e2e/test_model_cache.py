@@ -191,10 +191,18 @@ def test_unload_while_requests_are_queued(server_factory, cache_store):
             results[i] = post(s.http, "/v2/models/slow/infer", body, timeout=120)
 
         threads = [threading.Thread(target=one, args=(i,)) for i in range(len(results))]
-        for t in threads:
+        # The first request alone, until its batch is taken (the batch-size
+        # histogram counts it as it leaves the queue): sent together, the four
+        # could form one batch and none would wait.
+        threads[0].start()
+        wait_until(lambda: metric_sum(scrape(s), "inferd_batch_size_count", model="slow") >= 1,
+                   30, "the first request to start running")
+        for t in threads[1:]:
             t.start()
-        wait_until(lambda: metric_sum(scrape(s), "inferd_queue_depth", model="slow") >= 2, 30,
-                   "requests to queue behind the running one")
+        # All three queued before the unload: one still on its way would be
+        # refused (the unload's point) and that would be right.
+        wait_until(lambda: metric_sum(scrape(s), "inferd_queue_depth", model="slow") >= 3, 30,
+                   "three requests to queue behind the running one")
         r = call(s.management, "DELETE", "/models/slow")
         assert r.status == 200 and r.json() == {"status": 'Model "slow" unregistered'}, r
         during = index(s)[("slow", "1")]
