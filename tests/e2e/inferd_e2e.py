@@ -434,3 +434,19 @@ class Server:
                 text = "...\n" + text[-limit:]
             parts.append(f"----- {self.name} {label} ({' '.join(self.command())})\n{text}")
         return "\n".join(parts)
+
+
+# ------------------------------------------------- a plain model for broken stores
+
+class Plain(torch.nn.Module):
+    """y = x + 1: the valid model the broken-store fixtures break by config."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+
+PLAIN_CONFIG = """backend: torchscript
+max_batch_size: 4
+inputs: [{name: x, datatype: FP32, shape: [-1]}]
+outputs: [{name: y, datatype: FP32, shape: [-1]}]
+"""

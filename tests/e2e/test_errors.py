@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from conftest import copy_model, stop_and_check, write_model
-from inferd_e2e import (assert_same, get, infer_binary, infer_json, parse_infer_response, post,
-                        wait_until)
+from inferd_e2e import (PLAIN_CONFIG, Plain, assert_same, get, infer_binary, infer_json,
+                        parse_infer_response, post, wait_until)
 
 
 def good_identity(server):
@@ -211,17 +211,6 @@ def test_body_too_large(small_body_server):
 
 
 # --------------------------------------------- models that fail to load
-
-class Plain(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + 1
-
-
-PLAIN_CONFIG = """backend: torchscript
-max_batch_size: 4
-inputs: [{name: x, datatype: FP32, shape: [-1]}]
-outputs: [{name: y, datatype: FP32, shape: [-1]}]
-"""
 
 # model -> a fragment its error must show
 BROKEN = {

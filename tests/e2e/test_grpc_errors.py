@@ -11,7 +11,7 @@ import torch
 
 from conftest import copy_model, stop_and_check, write_model
 from grpc_e2e import GrpcClient, parse_response
-from inferd_e2e import assert_same, get, infer_json, post, wait_until
+from inferd_e2e import PLAIN_CONFIG, Plain, assert_same, get, infer_json, post, wait_until
 
 A_OK = ("a", torch.ones(1, 2, 4))
 B_OK = ("b", torch.tensor([[1, 2, 3]]))
@@ -180,18 +180,6 @@ def test_model_ready_and_unknown(main_grpc):
 
 
 # --------------------------- models that fail to load; repository extension
-
-class Plain(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + 1
-
-
-PLAIN_CONFIG = """backend: torchscript
-max_batch_size: 4
-inputs: [{name: x, datatype: FP32, shape: [-1]}]
-outputs: [{name: y, datatype: FP32, shape: [-1]}]
-"""
-
 
 @pytest.fixture(scope="module")
 def repo_server(server_factory, test_store, tmp_path_factory, grpc_modules):
