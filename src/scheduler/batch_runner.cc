@@ -33,84 +33,105 @@ std::string Describe(std::exception_ptr e) {
 
 }  // namespace
 
-// One request of the batch on its way through the stages.
+// One request of the batch on its way through the stages; pending[i] is
+// requests[i] (an index, not a pointer: top-ups grow `requests`).
 struct BatchRunner::Pending {
-  QueuedRequest* queued;
   int64_t preprocess_us = 0;
   bool answered = false;
-
-  void Answer(StatusOr<InferenceResponse> result) {
-    answered = true;
-    try {
-      queued->done(std::move(result));
-    } catch (...) {
-      // The completion belongs to the front end; a throw there must not
-      // answer this request a second time or end the executor.
-      spdlog::error("request '{}': its completion threw: {}", queued->request.id,
-                    Describe(std::current_exception()));
-    }
-  }
 };
+
+namespace {
+
+void Answer(QueuedRequest& queued, bool* answered, StatusOr<InferenceResponse> result) {
+  *answered = true;
+  try {
+    queued.done(std::move(result));
+  } catch (...) {
+    // The completion belongs to the front end; a throw there must not
+    // answer this request a second time or end the executor.
+    spdlog::error("request '{}': its completion threw: {}", queued.request.id,
+                  Describe(std::current_exception()));
+  }
+}
+
+}  // namespace
 
 BatchRunner::BatchRunner(Options options) : options_(std::move(options)) {}
 
-void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start) {
+void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up) {
   std::vector<Pending> pending;
-  pending.reserve(requests.size());
-  for (auto& r : requests) pending.push_back({&r});
   const char* stage = "batch set-up";
   try {
-    RunStages(pending, start, &stage);
+    RunStages(requests, pending, start, top_up, &stage);
     return;
   } catch (...) {
     const std::string what = Describe(std::current_exception());
     spdlog::error("model '{}': {} threw: {}", options_.name, stage, what);
     Status failed = Internal("model '" + options_.name + "': " + stage + " threw: " + what);
-    for (auto& p : pending) {
-      if (!p.answered) p.Answer(failed);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      bool answered = i < pending.size() && pending[i].answered;
+      if (!answered) Answer(requests[i], &answered, failed);
     }
   }
 }
 
-void BatchRunner::RunStages(std::vector<Pending>& pending, TimePoint start, const char** stage) {
+void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
+                            TimePoint start, const TopUp& top_up, const char** stage) {
   const std::string model = "model '" + options_.name + "'";
   Clock& clock = *options_.clock;
+  auto answer = [&](size_t i, StatusOr<InferenceResponse> result) {
+    Answer(requests[i], &pending[i].answered, std::move(result));
+  };
   // Pre-processing, per request: a request that fails or throws is answered
-  // alone; the others go on.
-  std::vector<Pending*> live;
-  for (auto& p : pending) {
-    InferenceRequest& request = p.queued->request;
-    if (!request.raw.empty() && options_.hooks.preprocess) {
-      const TimePoint t0 = clock.Now();
-      Status st;
-      try {
-        st = options_.hooks.preprocess(request);
-      } catch (...) {
-        const std::string what = Describe(std::current_exception());
-        spdlog::error("{}: pre-processing threw: {}", model, what);
-        st = Internal(model + ": pre-processing threw: " + what);
+  // alone; the others go on. After each round, requests that arrived
+  // meanwhile may join (top_up), until none does.
+  std::vector<size_t> live;
+  int items = 0;
+  for (size_t next = 0;;) {
+    *stage = "batch set-up";
+    pending.reserve(requests.size());
+    for (; next < requests.size(); ++next) {
+      pending.emplace_back();
+      InferenceRequest& request = requests[next].request;
+      if (!request.raw.empty() && options_.hooks.preprocess) {
+        const TimePoint t0 = clock.Now();
+        Status st;
+        try {
+          st = options_.hooks.preprocess(request);
+        } catch (...) {
+          const std::string what = Describe(std::current_exception());
+          spdlog::error("{}: pre-processing threw: {}", model, what);
+          st = Internal(model + ": pre-processing threw: " + what);
+        }
+        pending[next].preprocess_us = MicrosBetween(t0, clock.Now());
+        if (!st.ok()) {
+          answer(next, st);
+          continue;
+        }
       }
-      p.preprocess_us = MicrosBetween(t0, clock.Now());
-      if (!st.ok()) {
-        p.Answer(st);
-        continue;
-      }
+      live.push_back(next);
+      items += requests[next].items;
     }
-    live.push_back(&p);
+    if (!top_up) break;
+    *stage = "joining the batch";
+    std::vector<QueuedRequest> more = top_up(items);
+    if (more.empty()) break;
+    requests.reserve(requests.size() + more.size());
+    for (auto& m : more) requests.push_back(std::move(m));
   }
   if (live.empty()) return;
 
   *stage = "batch assembly";
   std::vector<const std::vector<NamedTensor>*> inputs;
   inputs.reserve(live.size());
-  for (auto* p : live) inputs.push_back(&p->queued->request.inputs);
+  for (size_t i : live) inputs.push_back(&requests[i].request.inputs);
   auto assembled = AssembleBatch(options_.config, inputs);
   if (!assembled.ok()) {
-    for (auto* p : live) p->Answer(assembled.status());
+    for (size_t i : live) answer(i, assembled.status());
     return;
   }
-  int items = 0;
-  for (int n : assembled->items) items += n;
+  int batch_items = 0;
+  for (int n : assembled->items) batch_items += n;
 
   *stage = "the model's forward()";
   const TimePoint compute_start = clock.Now();
@@ -118,7 +139,7 @@ void BatchRunner::RunStages(std::vector<Pending>& pending, TimePoint start, cons
   const TimePoint compute_end = clock.Now();
   if (!outputs.ok()) {
     Status st = outputs.status().WithContext(model);
-    for (auto* p : live) p->Answer(st);
+    for (size_t i : live) answer(i, st);
     return;
   }
 
@@ -126,20 +147,22 @@ void BatchRunner::RunStages(std::vector<Pending>& pending, TimePoint start, cons
   auto split = SplitOutputs(*assembled, *outputs);
   if (!split.ok()) {
     Status st = split.status().WithContext(model);
-    for (auto* p : live) p->Answer(st);
+    for (size_t i : live) answer(i, st);
     return;
   }
 
   *stage = "post-processing";
-  for (size_t i = 0; i < live.size(); ++i) {
-    Pending& p = *live[i];
+  for (size_t k = 0; k < live.size(); ++k) {
+    const size_t i = live[k];
+    QueuedRequest& queued = requests[i];
     InferenceResponse response;
-    response.id = p.queued->request.id;
-    response.outputs = std::move((*split)[i]);
-    response.queue_us = MicrosBetween(p.queued->request.enqueue_time, start);
-    response.preprocess_us = p.preprocess_us;
+    response.id = queued.request.id;
+    response.outputs = std::move((*split)[k]);
+    const TimePoint taken = queued.joined == TimePoint{} ? start : queued.joined;
+    response.queue_us = MicrosBetween(queued.request.enqueue_time, taken);
+    response.preprocess_us = pending[i].preprocess_us;
     response.compute_us = MicrosBetween(compute_start, compute_end);
-    response.batch_size = items;
+    response.batch_size = batch_items;
     if (options_.hooks.postprocess) {
       Status st;
       try {
@@ -150,11 +173,11 @@ void BatchRunner::RunStages(std::vector<Pending>& pending, TimePoint start, cons
         st = Internal(model + ": post-processing threw: " + what);
       }
       if (!st.ok()) {
-        p.Answer(st);
+        answer(i, st);
         continue;
       }
     }
-    p.Answer(std::move(response));
+    answer(i, std::move(response));
   }
 }
 

@@ -20,6 +20,7 @@
 // owned by Run until each is answered.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,9 +46,17 @@ class BatchRunner {
   };
   explicit BatchRunner(Options options);
 
+  // Called after each round of pre-processing with the batch's items so far:
+  // further requests (raw payloads) that join the batch, or none when it is
+  // complete. Lets requests that arrive while the batch is pre-processed run
+  // in it instead of waiting for the next one.
+  using TopUp = std::function<std::vector<QueuedRequest>(int items)>;
+
   // Runs `requests` as one batch; `start` is when the executor took them
-  // (their queue time ends there). Answers every request; never throws.
-  void Run(std::vector<QueuedRequest>& requests, TimePoint start);
+  // (their queue time ends there). With `top_up`, requests it returns are
+  // appended to `requests`, pre-processed and run in the same batch. Answers
+  // every request; never throws.
+  void Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up = nullptr);
 
   // Measures the model's cost per batch size on the calling executor thread
   // (zero inputs, the model alone) and chooses the sizes worth forming; see
@@ -62,7 +71,8 @@ class BatchRunner {
 
  private:
   struct Pending;
-  void RunStages(std::vector<Pending>& pending, TimePoint start, const char** stage);
+  void RunStages(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
+                 TimePoint start, const TopUp& top_up, const char** stage);
 
   const Options options_;
 };

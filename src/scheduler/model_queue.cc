@@ -58,6 +58,13 @@ void ModelQueue::TakeExpired(TimePoint now, std::vector<QueuedRequest>* expired,
   }
 }
 
+const QueuedRequest* ModelQueue::Head() const {
+  for (const auto& [level, q] : levels_) {
+    if (!q.empty()) return &q.front();
+  }
+  return nullptr;
+}
+
 std::optional<std::pair<int, TimePoint>> ModelQueue::HeadKey() const {
   for (const auto& [level, q] : levels_) {
     if (!q.empty()) return std::make_pair(level, q.front().request.enqueue_time);
@@ -120,6 +127,8 @@ std::optional<TimePoint> ModelQueue::ReadyTime(bool executors_idle) const {
   const auto& db = spec_.config.dynamic_batching;
   const int max_items = this->max_items();
   if (max_items <= 1 || db.max_queue_delay_us <= 0 || executors_idle) return head->second;
+  // Pre-processing is the batching window: arrivals join while it runs.
+  if (spec_.hooks.preprocess && !Head()->request.raw.empty()) return head->second;
   const int items = CompatibleItems(nullptr, max_items);
   int largest_preferred = 0;
   for (int p : preferred_) largest_preferred = std::max(largest_preferred, p);
@@ -176,10 +185,37 @@ Batch ModelQueue::TakeBatch(TimePoint now, int share_with) {
     batch.items += t.items;
     batch.requests.push_back(std::move(t));
   }
+  DropEmptyLevels();
+  return batch;
+}
+
+std::vector<QueuedRequest> ModelQueue::TakeMore(int max_items, TimePoint now) {
+  std::vector<QueuedRequest> taken;
+  int items = 0;
+  bool full = false;
+  for (auto& [level, q] : levels_) {
+    for (auto it = q.begin(); it != q.end() && !full;) {
+      if (items + it->items > max_items || it->request.deadline <= now) {
+        full = true;
+      } else if (it->request.raw.empty()) {
+        ++it;
+      } else {
+        items += it->items;
+        taken.push_back(std::move(*it));
+        it = q.erase(it);
+        --size_;
+      }
+    }
+    if (full) break;
+  }
+  DropEmptyLevels();
+  return taken;
+}
+
+void ModelQueue::DropEmptyLevels() {
   for (auto it = levels_.begin(); it != levels_.end();) {
     it = it->second.empty() ? levels_.erase(it) : std::next(it);
   }
-  return batch;
 }
 
 std::vector<QueuedRequest> ModelQueue::TakeAll() {

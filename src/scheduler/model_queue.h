@@ -11,7 +11,11 @@
 // max_items() (max_batch_size, or the calibrated cap), or they reach the
 // largest preferred batch size, or the model
 // has no delay configured, or another executor is idle (batching never leaves
-// a core idle: it trades latency for throughput only when cores are busy). Requests join a batch when their non-batch shapes
+// a core idle: it trades latency for throughput only when cores are busy).
+// A head that carries raw payloads for the model's pre-processing is ready at
+// once: its executor pre-processes it instead of sitting idle for the delay,
+// and requests that arrive meanwhile join the running batch (TakeMore) up to
+// max_items(). Requests join a batch when their non-batch shapes
 // equal the head's, or when every input whose shape differs declares a
 // pad_value (then the batch is padded to the largest).
 #pragma once
@@ -37,6 +41,9 @@ struct QueuedRequest {
   int items = 1;  // batch items this request carries
   uint64_t seq = 0;
   size_t bytes = 0;  // its tensors and raw payloads, for Scheduler's max_queue_bytes
+  // When it joined a batch that was already running (TakeMore); zero when it
+  // was taken with the batch (its queue time ends at the batch's start).
+  TimePoint joined{};
 };
 
 // What one executor runs: requests of one model, in order.
@@ -87,6 +94,11 @@ class ModelQueue {
   // (this one included) are free to run this model now: the batch takes about
   // 1/share_with of the compatible items, so that each of them gets a part.
   Batch TakeBatch(TimePoint now, int share_with = 1);
+  // Requests with raw payloads, to join a running batch of raw requests
+  // (pre-processing makes their shapes equal): taken in queue order up to
+  // `max_items` items, stopping at the first that does not fit or whose
+  // deadline passed (it is left for TakeExpired). Empty when none.
+  std::vector<QueuedRequest> TakeMore(int max_items, TimePoint now);
   // Empties the queue (shutdown).
   std::vector<QueuedRequest> TakeAll();
 
@@ -112,6 +124,8 @@ class ModelQueue {
   // returns their total items and positions (level, index).
   int CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int limit) const;
   bool Compatible(const InferenceRequest& head, const InferenceRequest& other) const;
+  const QueuedRequest* Head() const;
+  void DropEmptyLevels();
 
   ModelSpec spec_;
   BatchRunner runner_;

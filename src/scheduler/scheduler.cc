@@ -281,21 +281,68 @@ class Scheduler::Impl {
                               : idle_;
       Batch batch = q->TakeBatch(now, 1 + std::max(helpers, 0));
       SetDepth(*q);
-      if (q->metrics.batch_size) q->metrics.batch_size->Observe(batch.items);
       ++q->running;
       // Hold the queue (and its model) alive while running unlocked.
       std::shared_ptr<ModelQueue> hold = Find(q);
       lock.unlock();
+      Joined joined;
+      BatchRunner::TopUp top_up = TopUpFor(*hold, batch, &joined);
+      if (!top_up && q->metrics.batch_size) q->metrics.batch_size->Observe(batch.items);
       const size_t n = batch.requests.size();
       const size_t bytes = SumBytes(batch.requests);
-      RunOnExecutor(*hold, batch, now);
+      RunOnExecutor(*hold, batch, now, top_up);
       batch.requests.clear();
       lock.lock();
+      if (top_up && !joined.observed && q->metrics.batch_size) {
+        q->metrics.batch_size->Observe(batch.items + joined.items);
+      }
       --q->running;
-      Release(bytes);
-      Finish(n);
+      Release(bytes + joined.bytes);
+      Finish(n + joined.requests);
       cv_.notify_all();  // a concurrency slot freed; other executors may start
     }
+  }
+
+  // What joined a running batch (TopUpFor), for the accounting after it.
+  struct Joined {
+    int items = 0;
+    size_t requests = 0;
+    size_t bytes = 0;
+    bool observed = false;  // the batch's size went to inferd_batch_size
+  };
+
+  // For a batch of raw requests of a model with pre-processing: requests
+  // queued while it is pre-processed join it, up to the queue's max_items(),
+  // unless another executor that may run the model is idle (it takes them
+  // instead: batching never leaves a core idle). Null for other batches.
+  BatchRunner::TopUp TopUpFor(ModelQueue& q, const Batch& batch, Joined* joined) {
+    if (!q.spec().hooks.preprocess || batch.requests.empty() ||
+        batch.requests.front().request.raw.empty()) {
+      return nullptr;
+    }
+    return [this, &q, joined](int items) -> std::vector<QueuedRequest> {
+      std::lock_guard<std::mutex> lock(mu_);
+      const int room = q.max_items() - items;
+      const int slots = q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running : idle_;
+      const TimePoint now = options_.clock->Now();
+      std::vector<QueuedRequest> more;
+      if (!stopping_ && room > 0 && !q.empty() && std::min(idle_, slots) <= 0) {
+        more = q.TakeMore(room, now);
+      }
+      if (more.empty()) {  // the batch is formed: its size is known before its answers go
+        joined->observed = true;
+        if (q.metrics.batch_size) q.metrics.batch_size->Observe(items);
+        return more;
+      }
+      for (auto& m : more) {
+        m.joined = now;
+        joined->items += m.items;
+        joined->bytes += m.bytes;
+      }
+      joined->requests += more.size();
+      SetDepth(q);
+      return more;
+    };
   }
 
   std::shared_ptr<ModelQueue> Find(ModelQueue* q) {
@@ -434,9 +481,10 @@ class Scheduler::Impl {
   // The runner answers every request and never throws; this catch is the
   // last line that keeps the executor alive if even building its error
   // message failed (e.g. out of memory twice).
-  static void RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start) {
+  static void RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start,
+                            const BatchRunner::TopUp& top_up) {
     try {
-      q.runner().Run(batch.requests, start);
+      q.runner().Run(batch.requests, start, top_up);
     } catch (...) {
       std::fputs("inferd: an executor survived an exception while answering a failed batch\n",
                  stderr);

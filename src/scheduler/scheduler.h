@@ -10,7 +10,11 @@
 // The scheduler only forms batches (max_batch_size, max_queue_delay_us,
 // preferred sizes: each model's ModelQueue) and hands each to the model's
 // BatchRunner on the executor that took it: pre-processing, assembly, execute,
-// split and post-processing run there, inside the core budget. Whatever a
+// split and post-processing run there, inside the core budget. A batch of raw
+// payloads starts as soon as an executor is free, and requests queued while
+// it is pre-processed join it (BatchRunner::TopUp) up to the model's batch
+// limit, unless another executor is idle: pre-processing, not an idle core,
+// is the batching window. Whatever a
 // batch throws answers its requests kInternal; the executor lives on.
 //
 // Thread-safety: every public method may be called from any thread.

@@ -4,6 +4,7 @@
 
 #include <new>
 #include <optional>
+#include <utility>
 #include <stdexcept>
 
 #include "backend/fake/fake_backend.h"
@@ -38,7 +39,10 @@ class BatchRunnerTest : public ::testing::Test {
 
   // A request carrying one raw payload whose text is `value`; its answer
   // lands in results_[i].
-  void AddRaw(const std::string& value) {
+  void AddRaw(const std::string& value) { batch_.push_back(MakeRaw(value)); }
+
+  // The same request, not yet in the batch (for a top-up).
+  QueuedRequest MakeRaw(const std::string& value) {
     const size_t i = results_.size();
     results_.emplace_back();
     answers_.push_back(0);
@@ -48,7 +52,7 @@ class BatchRunnerTest : public ::testing::Test {
       ++answers_[i];
       results_[i] = std::move(r);
     };
-    batch_.push_back(std::move(q));
+    return q;
   }
 
   // Turns the payload's text into the tensor [[v, v + 1]]; "throw" throws.
@@ -131,6 +135,30 @@ TEST_F(BatchRunnerTest, AModelThatThrowsAnythingAnswersTheWholeBatch500) {
               "model 'm:1': the model's forward() threw: an exception that is not a "
               "std::exception");
   }
+}
+
+TEST_F(BatchRunnerTest, RequestsFromTheTopUpArePreprocessedAndRunInTheSameBatch) {
+  BatchRunner runner = MakeRunner(ParsingHooks());
+  AddRaw("1");
+  std::vector<QueuedRequest> later;
+  later.push_back(MakeRaw("bad"));  // fails alone, does not count as an item
+  later.push_back(MakeRaw("20"));
+  later[1].joined = TimePoint() + std::chrono::microseconds(700);
+  later[1].request.enqueue_time = TimePoint() + std::chrono::microseconds(500);
+  std::vector<int> asked;
+  runner.Run(batch_, TimePoint(), [&](int items) {
+    asked.push_back(items);
+    return std::exchange(later, {});
+  });
+  EXPECT_EQ(asked, (std::vector<int>{1, 2})) << "after each round, with the live items so far";
+  ASSERT_EQ(batch_.size(), 3u) << "joined requests are appended to the batch";
+  ExpectAnsweredOnce();
+  EXPECT_EQ(results_[1]->status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(results_[2]->ok()) << results_[2]->status().ToString();
+  EXPECT_EQ(Floats((*results_[2])->outputs[0].tensor), (std::vector<float>{20, 21}));
+  EXPECT_EQ((*results_[2])->batch_size, 2);
+  EXPECT_EQ((*results_[2])->queue_us, 200) << "its queue time ends when it joined";
+  EXPECT_EQ(Floats((*results_[0])->outputs[0].tensor), (std::vector<float>{1, 2}));
 }
 
 TEST_F(BatchRunnerTest, ACompletionThatThrowsIsNotAnsweredTwice) {

@@ -55,6 +55,53 @@ TEST(ModelQueueTest, WaitsForTheDelayUnlessFull) {
   EXPECT_EQ(b.requests.size(), 3u);
 }
 
+QueuedRequest RawReq(TimePoint t, TimePoint deadline = TimePoint::max()) {
+  QueuedRequest q;
+  q.request.raw.push_back({"image/jpeg", "jpeg bytes"});
+  q.request.enqueue_time = t;
+  q.request.deadline = deadline;
+  q.done = [](StatusOr<InferenceResponse>) {};
+  return q;
+}
+
+TEST(ModelQueueTest, ARawHeadOfAModelWithPreprocessingIsReadyAtOnce) {
+  ModelSpec spec;
+  spec.name = "m:1";
+  spec.config = Config(8, 2000);
+  spec.hooks.preprocess = [](InferenceRequest&) { return Status::Ok(); };
+  ModelQueue q(std::move(spec));
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0 + microseconds(2000)) << "tensors: the delay applies";
+  q.TakeBatch(kT0 + microseconds(2000));
+  ASSERT_TRUE(q.Push(RawReq(kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0) << "its pre-processing is the batching window";
+}
+
+TEST(ModelQueueTest, TakeMoreTakesRawRequestsInOrderUpToTheRoomLeft) {
+  auto q = MakeQueue(Config(8, 2000));
+  ASSERT_TRUE(q.Push(RawReq(kT0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());  // tensors: not for a raw batch
+  ASSERT_TRUE(q.Push(RawReq(kT0)).ok());
+  ASSERT_TRUE(q.Push(RawReq(kT0)).ok());
+  auto more = q.TakeMore(2, kT0);
+  EXPECT_EQ(more.size(), 2u);
+  EXPECT_EQ(q.size(), 2u) << "the tensor request and the raw one past the room stay";
+  EXPECT_EQ(q.TakeMore(8, kT0).size(), 1u);
+  EXPECT_TRUE(q.TakeMore(8, kT0).empty());
+  EXPECT_EQ(q.size(), 1u);
+}
+
+TEST(ModelQueueTest, TakeMoreLeavesAnExpiredRequestForTakeExpired) {
+  auto q = MakeQueue(Config(8, 2000));
+  ASSERT_TRUE(q.Push(RawReq(kT0, kT0 + microseconds(5))).ok());
+  ASSERT_TRUE(q.Push(RawReq(kT0)).ok());
+  EXPECT_TRUE(q.TakeMore(8, kT0 + microseconds(10)).empty());
+  std::vector<QueuedRequest> expired, cancelled;
+  q.TakeExpired(kT0 + microseconds(10), &expired, &cancelled);
+  EXPECT_EQ(expired.size(), 1u);
+  EXPECT_EQ(q.TakeMore(8, kT0 + microseconds(10)).size(), 1u);
+}
+
 TEST(ModelQueueTest, AnIdleExecutorMeansNoWaiting) {
   auto q = MakeQueue(Config(8, 2000));
   ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());

@@ -149,6 +149,65 @@ TEST_F(SchedulerTest, AHookThatThrowsAnswers500AndTheExecutorLivesOn) {
   EXPECT_EQ(Floats(next->outputs[0].tensor), (std::vector<float>{7, 8}));
 }
 
+TEST_F(SchedulerTest, RequestsQueuedWhileABatchIsPreprocessedJoinIt) {
+  Scheduler::Options opts;
+  opts.executors.assign(1, ExecutorSpec{});
+  opts.clock = &clock_;
+  opts.metrics = &registry_;
+  opts.calibrate = false;
+  scheduler_ = std::move(*Scheduler::Create(opts));
+  auto config = Config(8, 1'000'000);  // a delay that the fake clock never reaches
+  config.preprocess.kind = "image";
+  model_ = std::make_shared<backend::FakeModel>(config);
+  // The first pre-processing call holds until the test has queued three more.
+  std::promise<void> entered, release;
+  auto released = release.get_future().share();
+  std::atomic<int> calls{0};
+  ModelSpec spec;
+  spec.name = "m:1";
+  spec.version = "1";
+  spec.config = config;
+  spec.model = model_;
+  spec.hooks.preprocess = [&](InferenceRequest& r) -> Status {
+    if (calls++ == 0) {
+      entered.set_value();
+      released.wait();
+    }
+    r.inputs = {{"x", FloatTensor({1, 2}, std::stof(r.raw[0].bytes))}};
+    r.raw.clear();
+    return Status::Ok();
+  };
+  queue_ = scheduler_->AddModel(std::move(spec));
+  std::vector<std::future<StatusOr<InferenceResponse>>> answers;
+  auto submit = [&](const std::string& body) {
+    auto promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+    answers.push_back(promise->get_future());
+    InferenceRequest r;
+    r.raw.push_back({"image/jpeg", body});
+    ASSERT_TRUE(scheduler_->Enqueue(*queue_, std::move(r), [promise](StatusOr<InferenceResponse> res) {
+      promise->set_value(std::move(res));
+    }).ok());
+  };
+  submit("0");
+  entered.get_future().wait();  // the batch of one has started without waiting for the delay
+  for (int i = 1; i <= 3; ++i) submit(std::to_string(i * 10));
+  release.set_value();
+  for (size_t i = 0; i < answers.size(); ++i) {
+    auto res = answers[i].get();
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+    EXPECT_EQ(res->batch_size, 4);
+    const float start = static_cast<float>(i * 10);
+    EXPECT_EQ(Floats(res->outputs[0].tensor), (std::vector<float>{start, start + 1}));
+  }
+  EXPECT_EQ(model_->batch_sizes(), (std::vector<int64_t>{4}));
+  auto& hist = registry_.GetHistogram("inferd_batch_size", "", {{"model", "m"}, {"version", "1"}},
+                                      metrics::BatchSizeBuckets());
+  EXPECT_EQ(hist.count(), 1u);
+  EXPECT_EQ(hist.sum(), 4);
+  EXPECT_TRUE(scheduler_->WaitIdle(TimePoint::max()));
+  EXPECT_EQ(scheduler_->HeldBytes(), 0u) << "the joined requests' bytes are given back";
+}
+
 TEST_F(SchedulerTest, CalibrationAtAddModelCapsTheBatches) {
   Scheduler::Options opts;
   opts.executors.assign(1, ExecutorSpec{});

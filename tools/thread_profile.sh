@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Where inferd's time goes under a closed-loop load: starts build/inferd on one
+# model, loads it with `inferd bench` at concurrency C for DUR seconds and
+# reports, from the kernel's per-thread schedstat (/proc/PID/task/*/schedstat),
+# how long each busy thread ran, waited for a CPU (run queue) and slept
+# (idle: an executor waiting for work), the load generator's CPU, the batch
+# sizes formed (inferd_batch_size) and the server's mean queue/compute time.
+#
+#   tools/thread_profile.sh [MODEL]   (default mobilenet_v3_small)
+#   env (defaults): C=8 DUR=15 PORT=20080 STORE=examples/model-store
+#     IMAGE=examples/images/cat.jpg SERVE_ARGS="" OUT=bench-out/threads-<time>
+# Uses ports PORT..PORT+2 and PORT-79 (gRPC).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+MODEL=${1:-mobilenet_v3_small}
+C=${C:-8} DUR=${DUR:-15} PORT=${PORT:-20080}
+STORE=${STORE:-examples/model-store} IMAGE=${IMAGE:-examples/images/cat.jpg}
+OUT=${OUT:-bench-out/threads-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+build/inferd serve --model-store "$STORE" --models "$MODEL" --http-port "$PORT" \
+  --management-port $((PORT + 1)) --metrics-port $((PORT + 2)) --grpc-port $((PORT - 79)) \
+  ${SERVE_ARGS:-} > "$OUT/server.log" 2>&1 &
+SP=$!
+trap 'kill $SP 2>/dev/null || true; wait $SP 2>/dev/null || true' EXIT
+for _ in $(seq 300); do curl -sf "localhost:$PORT/ping" 2>/dev/null | grep -q Healthy && break; sleep 0.2; done
+BENCH=(build/inferd bench)
+bench() {
+  "${BENCH[@]}" --url "http://127.0.0.1:$PORT" --model "$MODEL" --input "$IMAGE" \
+    --concurrency "$C" --duration "$1" --warmup 0 --windows 1 --max-windows 1 --no-progress
+}
+bench 3 > /dev/null  # warm-up
+snap() {
+  date +%s.%N > "$OUT/wall.$1"
+  for t in /proc/$SP/task/*; do echo "$(basename "$t") $(cat "$t/comm") $(cat "$t/schedstat")"; done > "$OUT/threads.$1"
+  curl -s "localhost:$((PORT + 2))/metrics" > "$OUT/metrics.$1"
+}
+snap 0
+/usr/bin/time -f "%U %S" -o "$OUT/bench.cpu" "${BENCH[@]}" --url "http://127.0.0.1:$PORT" \
+  --model "$MODEL" --input "$IMAGE" --concurrency "$C" --duration "$DUR" --warmup 0 --windows 1 \
+  --max-windows 1 --no-progress > "$OUT/bench.txt"
+snap 1
+/usr/bin/python3 - "$OUT" <<'PYEOF'
+import re, sys
+out = sys.argv[1]
+rd = lambda n: open(f"{out}/{n}").read()
+wall = float(rd("wall.1")) - float(rd("wall.0"))
+print(rd("bench.txt").strip().splitlines()[-1])
+u, s = map(float, rd("bench.cpu").split())
+reqs = int(rd("bench.txt").strip().splitlines()[-1].split()[1])
+print(f"load generator: {u + s:.2f} s CPU, {1e3 * (u + s) / reqs:.3f} ms per request")
+t0 = {l.split()[0]: l.split() for l in rd("threads.0").splitlines()}
+print(f"{'thread':16} {'ran':>12} {'run queue':>10} {'idle':>12} ms CPU/req")
+for l in rd("threads.1").splitlines():
+    f = l.split()
+    if f[0] not in t0: continue
+    ran = (int(f[2]) - int(t0[f[0]][2])) / 1e9
+    rq = (int(f[3]) - int(t0[f[0]][3])) / 1e9
+    if ran < 0.01: continue
+    idle = wall - ran - rq
+    print(f"{f[1]:16} {ran:6.2f}s {100 * ran / wall:3.0f}% {rq:9.2f}s {idle:6.2f}s {100 * idle / wall:3.0f}% "
+          f"{1e3 * ran / reqs:.3f}")
+def series(name):
+    got = {}
+    for n in ("0", "1"):
+        for l in rd(f"metrics.{n}").splitlines():
+            m = re.match(name + r'\{([^}]*)\} (\S+)', l)
+            if not m: continue
+            le = re.search(r'le="([^"]+)"', m.group(1))
+            got.setdefault(le and le.group(1), [0, 0])[int(n)] += float(m.group(2))
+    return {k: v[1] - v[0] for k, v in got.items()}
+b = series("inferd_batch_size_bucket")
+prev, parts = 0, []
+for k in ("1", "2", "4", "8", "16", "32"):
+    if k in b:
+        parts.append(f"<={k}: {b[k] - prev:.0f}")
+        prev = b[k]
+n = series("inferd_batch_size_count").get(None, 0)
+items = series("inferd_batch_size_sum").get(None, 0)
+print(f"batches: {n:.0f}, mean {items / max(n, 1):.2f} items; " + " ".join(parts))
+for what in ("queue", "compute", "request"):
+    s, c = series(f"inferd_{what}_duration_seconds_sum").get(None, 0), \
+        series(f"inferd_{what}_duration_seconds_count").get(None, 0)
+    if c: print(f"server {what} time: mean {1e3 * s / c:.2f} ms")
+PYEOF
