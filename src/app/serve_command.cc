@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <sstream>
@@ -235,7 +236,13 @@ int RunServe(const ServeOptions& options) {
                                                                      drain_start)
                    .count());
   for (auto& s : servers) s->Stop();
-  (*grpc_server)->Stop();
+  // gRPC calls still in flight (a repository load or unload, an answer being
+  // sent) get what is left of the grace period, at least a second to send
+  // the answers just computed: a fresh stop_grace here would let SIGTERM
+  // take up to the drain's grace plus 5 s.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      drain_start + grace - Clock::Real()->Now());
+  (*grpc_server)->Stop(std::max(left, std::chrono::milliseconds(1000)));
   spdlog::info("inferd: stopped");
   return 0;
 }

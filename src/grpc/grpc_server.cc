@@ -65,14 +65,15 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
     }
   }
 
-  void Stop() {
+  void Stop() { Stop(options_.stop_grace); }
+
+  void Stop(std::chrono::milliseconds grace) {
     if (stopped_) return;
     stopped_ = true;
     // Refuses new calls; waits for those in flight to be answered (their
     // answers still reach the queues), then cancels what is left.
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + options_.stop_grace);
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + grace);
     gate_.Close();  // nothing new starts on the queues from here
-    answers_.Stop();
     for (auto& q : queues_) q->cq->Shutdown();
     if (threads_.empty()) {
       for (auto& q : queues_) internal::DrainQueue(*q);  // never started: drain here
@@ -94,7 +95,6 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
     site->method = method;
     site->queue = q;
     site->gate = &gate_;
-    site->answers = &answers_;
     site->handler = [ctx = &context_, handle](const CallPtr<Request, Response>& call) {
       handle(*ctx, call);
     };
@@ -138,7 +138,6 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
   std::vector<std::unique_ptr<internal::QueueThread>> queues_;
   std::unique_ptr<::grpc::Server> server_;
   internal::ServerGate gate_;
-  internal::AnswerThread answers_;      // sends what the executors computed
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   bool stopped_ = false;
@@ -162,5 +161,6 @@ GrpcServer::~GrpcServer() { impl_->Stop(); }
 uint16_t GrpcServer::port() const { return impl_->port(); }
 void GrpcServer::Start() { impl_->Start(); }
 void GrpcServer::Stop() { impl_->Stop(); }
+void GrpcServer::Stop(std::chrono::milliseconds grace) { impl_->Stop(grace); }
 
 }  // namespace inferd::grpc

@@ -1,20 +1,20 @@
 // GrpcServer: the KServe v2 GRPCInferenceService (grpc_predict_v2.proto) on
 // one port, over gRPC's asynchronous completion-queue API, so that a request
 // waiting for an executor holds no thread: only its call state, until the
-// scheduler's completion posts the answer to the answer thread, where it is
-// encoded and sent (internal/unary_call.h).
+// scheduler's completion encodes and sends the answer on the executor's own
+// thread (internal/unary_call.h).
 //
 // Threads: `threads` completion-queue threads (default 1, each draining its
-// own queue), one answer thread that sends what the executors computed
-// (internal/answer_thread.h), one loader thread for repository loads and
-// unloads, and gRPC's own few internal threads; none per request.
+// own queue), one loader thread for repository loads and unloads, and gRPC's
+// own few internal threads; none per request.
 //
 // Create binds the port (0 = any free port; port() tells which), Start runs
 // the threads, Stop stops taking calls, lets the answers in flight be sent
-// (up to stop_grace; later ones are cancelled), then joins the threads. To
-// drain: stop the scheduler accepting (new calls then answer UNAVAILABLE),
-// wait for it to be idle, then Stop. Stop before the repository is
-// destroyed; scheduler completions that come after Stop are dropped.
+// (up to its grace, default stop_grace; later ones are cancelled), then joins
+// the threads. To drain: stop the scheduler accepting (new calls then answer
+// UNAVAILABLE), wait for it to be idle, then Stop with what is left of the
+// drain's grace period. Stop before the repository is destroyed; scheduler
+// completions that come after Stop are dropped.
 // Thread-safety: Create/Start/Stop from one thread.
 #pragma once
 
@@ -52,6 +52,9 @@ class GrpcServer {
   uint16_t port() const;
   void Start();
   void Stop();
+  // As Stop, waiting at most `grace` for the calls in flight (a load, an
+  // answer being sent) before cancelling them.
+  void Stop(std::chrono::milliseconds grace);
 
  private:
   class Impl;

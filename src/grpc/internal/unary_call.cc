@@ -4,14 +4,7 @@
 
 namespace inferd::grpc::internal {
 
-namespace {
-thread_local bool on_queue_thread = false;
-}  // namespace
-
-bool OnQueueThread() { return on_queue_thread; }
-
 void DrainQueue(QueueThread& queue) {
-  on_queue_thread = true;
   void* raw = nullptr;
   bool ok = false;
   while (queue.cq->Next(&raw, &ok)) {
@@ -20,7 +13,6 @@ void DrainQueue(QueueThread& queue) {
     std::shared_ptr<CallBase> keep = std::move(tag->keep);
     tag->call->OnEvent(tag->event, ok);
   }
-  on_queue_thread = false;
 }
 
 serving::Call CallInfoFor(const ::grpc::ServerContext& ctx,
