@@ -117,6 +117,8 @@ class ModelQueue {
   // Executors running this model now, and whether one more may start.
   int running = 0;
   bool removed = false;
+  // Calibration waits for queued traffic (ModelSpec::defer_calibration).
+  bool calibration_deferred = false;
   bool CanStartOn(int executor_id) const;
 
  private:

@@ -103,7 +103,19 @@ class Scheduler::Impl {
       q->metrics.draining = rejected("draining");
       q->metrics.queue_bytes = rejected("queue_bytes");
     }
-    Calibrate(*q);
+    if (q->spec().known_calibration) {
+      BatchCalibration known = *q->spec().known_calibration;
+      known.seconds = 0;  // nothing measured at this load
+      Publish(*q, std::move(known), "measured at an earlier load of this file");
+    } else if (q->spec().defer_calibration && WouldCalibrate(q->config())) {
+      BatchCalibration none;
+      none.note = "deferred: measured once the model's requests queue";
+      Publish(*q, std::move(none), "");
+      std::lock_guard<std::mutex> lock(mu_);
+      q->calibration_deferred = true;
+    } else {
+      Calibrate(q);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     queues_.push_back(q);
     return q;
@@ -284,6 +296,7 @@ class Scheduler::Impl {
       ++q->running;
       // Hold the queue (and its model) alive while running unlocked.
       std::shared_ptr<ModelQueue> hold = Find(q);
+      MaybeStartDeferredCalibration(hold, batch.items);
       lock.unlock();
       Joined joined;
       BatchRunner::TopUp top_up = TopUpFor(*hold, batch, &joined);
@@ -391,56 +404,94 @@ class Scheduler::Impl {
     if (outstanding_ == 0) idle_cv_.notify_all();
   }
 
-  // Runs the model's calibration on an executor that may run it (before any
-  // batch: tasks come first), blocking the caller (the loading thread) until
-  // it is done; logs the table and exports it. Nothing to do for a model
-  // with max_batch_size 1 or `calibrate: false`.
-  void Calibrate(ModelQueue& q) {
-    const config::ModelConfig& config = q.config();
+  bool WouldCalibrate(const config::ModelConfig& config) const {
+    return options_.calibrate && config.max_batch_size > 1 && config.dynamic_batching.calibrate;
+  }
+
+  // A task that measures the model's batch sizes on an executor that may run
+  // it (tasks come before batches) and hands the result to `done` there (or
+  // an uncalibrated result with the reason, when the server stops first).
+  std::shared_ptr<ExecutorTask> CalibrationTask(
+      std::shared_ptr<ModelQueue> q, std::function<void(BatchCalibration)> done) {
+    auto task = std::make_shared<ExecutorTask>();
+    task->executors = q->spec().executor_ids;
+    task->run = [this, q, done](int executor) {
+      CalibrationOptions o = options_.calibration;
+      const bool single = options_.executors[static_cast<size_t>(executor)].num_threads <= 1;
+      if (!o.timer) o.timer = single ? ThreadCpuTimer() : WallTimer();
+      BatchCalibration c;
+      try {
+        c = q->runner().Calibrate(o);
+        if (c.calibrated) c.note += single ? ", executor thread CPU time" : ", wall time";
+      } catch (...) {
+        c = BatchCalibration();
+        c.note = "not calibrated: it threw";
+      }
+      done(std::move(c));
+    };
+    task->cancel = [done] {
+      BatchCalibration none;
+      none.note = "not calibrated: the server stopped first";
+      done(std::move(none));
+    };
+    return task;
+  }
+
+  // Queues a task for the executors; cancels it when stopping.
+  void Post(std::shared_ptr<ExecutorTask> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!stopping_) {
+        tasks_.push_back(std::move(task));
+        task = nullptr;
+      }
+    }
+    if (task) {
+      task->cancel();
+      return;
+    }
+    cv_.notify_all();
+  }
+
+  // Runs the model's calibration on an executor, blocking the caller (the
+  // loading thread) until it is done. Nothing to measure for a model with
+  // max_batch_size 1 or `calibrate: false`.
+  void Calibrate(const std::shared_ptr<ModelQueue>& q) {
     BatchCalibration result;
     if (!options_.calibrate) {
       result.note = "calibration is off for this server";
-    } else if (config.max_batch_size > 1 && config.dynamic_batching.calibrate) {
+    } else if (WouldCalibrate(q->config())) {
       auto promise = std::make_shared<std::promise<BatchCalibration>>();
-      auto task = std::make_shared<ExecutorTask>();
-      task->executors = q.spec().executor_ids;
-      task->run = [this, &q, promise](int executor) {
-        CalibrationOptions o = options_.calibration;
-        const bool single = options_.executors[static_cast<size_t>(executor)].num_threads <= 1;
-        if (!o.timer) o.timer = single ? ThreadCpuTimer() : WallTimer();
-        try {
-          BatchCalibration c = q.runner().Calibrate(o);
-          if (c.calibrated) c.note += single ? ", executor thread CPU time" : ", wall time";
-          promise->set_value(std::move(c));
-        } catch (...) {
-          BatchCalibration failed;
-          failed.note = "not calibrated: it threw";
-          promise->set_value(failed);
-        }
-      };
-      task->cancel = [promise] {
-        BatchCalibration none;
-        none.note = "not calibrated: the server stopped first";
-        promise->set_value(none);
-      };
-      auto done = promise->get_future();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopping_) {
-          task->cancel();
-        } else {
-          tasks_.push_back(task);
-        }
-      }
-      cv_.notify_all();
-      result = done.get();
+      Post(CalibrationTask(q, [promise](BatchCalibration c) { promise->set_value(std::move(c)); }));
+      result = promise->get_future().get();
     } else {
-      result = q.runner().Calibrate(options_.calibration);  // only explains why not
+      result = q->runner().Calibrate(options_.calibration);  // only explains why not
     }
+    Publish(*q, std::move(result), "");
+  }
+
+  // Called with mu_ held, as a batch of `q` was just taken: the first time
+  // requests of a model with a deferred calibration queue (a batch of more
+  // than one, or more waiting), its calibration starts in the background.
+  void MaybeStartDeferredCalibration(const std::shared_ptr<ModelQueue>& q, int items) {
+    if (!q->calibration_deferred || stopping_ || (items <= 1 && q->empty())) return;
+    q->calibration_deferred = false;
+    spdlog::info("model '{}': requests queue; calibrating its batch sizes", q->spec().name);
+    tasks_.push_back(CalibrationTask(q, [this, q](BatchCalibration c) {
+      Publish(*q, std::move(c), "");
+    }));
+    cv_.notify_all();
+  }
+
+  // Logs the table, exports it and hands it to the queue. `origin` says where
+  // a calibration not measured now came from.
+  void Publish(ModelQueue& q, BatchCalibration result, const std::string& origin) {
+    const config::ModelConfig& config = q.config();
     const std::string& name = q.spec().name;
     if (result.calibrated) {
-      spdlog::info("model '{}': batch sizes calibrated in {:.2f} s ({}): up to {}", name,
-                   result.seconds, result.note, result.max_batch);
+      spdlog::info("model '{}': batch sizes calibrated in {:.2f} s ({}{}): up to {}", name,
+                   result.seconds, result.note, origin.empty() ? "" : "; " + origin,
+                   result.max_batch);
       for (const std::string& line : FormatCalibration(result)) {
         spdlog::info("model '{}':   {}", name, line);
       }

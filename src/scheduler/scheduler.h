@@ -21,6 +21,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,14 @@ struct ModelSpec {
   ModelHooks hooks;
   int max_concurrency = 0;          // executors that may run this model at once; 0 = all
   std::vector<int> executor_ids;    // executors that may run it; empty = all
+  // A calibration measured at an earlier load of the same model file (the
+  // repository keeps it across evictions): adopted as is, nothing measured.
+  std::optional<BatchCalibration> known_calibration;
+  // Calibrate in the background once the model's requests queue (a batch is
+  // taken while others wait) instead of blocking AddModel: a load on demand
+  // must not make its first request, nor other models' requests (calibration
+  // runs on an executor), wait for it. Until then the config's sizes apply.
+  bool defer_calibration = false;
 };
 
 class ModelQueue;  // opaque to callers
@@ -84,7 +93,8 @@ class Scheduler {
   ~Scheduler();  // stops the executors; queued requests complete with kUnavailable
 
   // Registers a model version. The returned queue stays valid while held.
-  // Blocks while the model's batch sizes are calibrated on an executor (up to
+  // Unless the spec has a known calibration or defers it (ModelSpec),
+  // blocks while the model's batch sizes are calibrated on an executor (up to
   // about CalibrationBudget: 1.5 to 10 s; nothing for max_batch_size 1 or
   // `calibrate: false`): call it from a loading thread, never an executor.
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec);
