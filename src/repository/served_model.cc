@@ -8,8 +8,19 @@ ServedModel::~ServedModel() {
   if (parts_.on_release) parts_.on_release();
 }
 
+scheduler::BatchCalibration ServedModel::calibration() const {
+  return parts_.scheduler->GetCalibration(*parts_.queue);
+}
+
 void ServedModel::Retire() {
   if (retired_.exchange(true)) return;
+  if (parts_.memory) {
+    scheduler::BatchCalibration c = calibration();
+    if (c.calibrated) {
+      std::lock_guard<std::mutex> lock(parts_.memory->mu);
+      parts_.memory->calibration = std::move(c);
+    }
+  }
   parts_.scheduler->RemoveModel(parts_.queue);
 }
 

@@ -26,6 +26,7 @@
 #include "backend/backend.h"
 #include "common/status.h"
 #include "config/model_config.h"
+#include "repository/internal/load_memory.h"
 #include "repository/model_status.h"
 #include "scheduler/scheduler.h"
 
@@ -41,9 +42,9 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
     std::shared_ptr<scheduler::ModelQueue> queue;
     scheduler::Scheduler* scheduler = nullptr;
     Footprint footprint;
-    // The queue's calibration (Scheduler::GetCalibration), fixed once AddModel
-    // returned; kept here so that status reads need no scheduler lock.
-    scheduler::BatchCalibration calibration;
+    // Receives the queue's calibration when the version retires, for the
+    // next load of the same file (internal/version_loader.h); may be null.
+    std::shared_ptr<internal::LoadMemory> memory;
     std::function<void()> on_release;  // run by the destructor; may be empty
     std::function<void()> on_idle;     // see above; may be empty
   };
@@ -57,7 +58,8 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
   int64_t version() const { return parts_.version; }
   const std::string& dir() const { return parts_.dir; }
   const Footprint& footprint() const { return parts_.footprint; }
-  const scheduler::BatchCalibration& calibration() const { return parts_.calibration; }
+  // The queue's calibration now (a copy: a deferred one arrives later).
+  scheduler::BatchCalibration calibration() const;
 
   // Stops accepting requests; those already queued still run. Idempotent.
   void Retire();

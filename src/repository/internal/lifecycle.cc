@@ -306,23 +306,46 @@ TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
   return next;
 }
 
+// A version's calibration is read from the scheduler (a deferred one arrives
+// late), under the scheduler's lock: never with mu_ held, because a request's
+// completion may run the repository's on_idle under the scheduler's lock.
+namespace {
+void FillCalibrations(ModelStatus& s, std::vector<ModelHandle>& handles) {
+  for (size_t i = 0; i < s.versions.size() && i < handles.size(); ++i) {
+    if (handles[i]) s.versions[i].calibration = handles[i]->calibration();
+  }
+  handles.clear();  // released here, outside mu_
+}
+}  // namespace
+
 std::vector<ModelStatus> Lifecycle::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
   std::vector<ModelStatus> out;
-  out.reserve(entries_.size());
-  for (const auto& [name, e] : entries_) out.push_back(StatusLocked(e));
+  std::vector<std::vector<ModelHandle>> handles;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out.reserve(entries_.size());
+    handles.resize(entries_.size());
+    for (const auto& [name, e] : entries_) out.push_back(StatusLocked(e, &handles[out.size()]));
+  }
+  for (size_t i = 0; i < out.size(); ++i) FillCalibrations(out[i], handles[i]);
   return out;
 }
 
 StatusOr<ModelStatus> Lifecycle::GetStatus(const std::string& model) const {
   RETURN_IF_ERROR(ValidateModelName(model));
-  std::lock_guard<std::mutex> lock(mu_);
-  const Entry* e = FindLocked(model);
-  if (!e) return NotFound(UnknownModelLocked(model));
-  return StatusLocked(*e);
+  ModelStatus s;
+  std::vector<ModelHandle> handles;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Entry* e = FindLocked(model);
+    if (!e) return NotFound(UnknownModelLocked(model));
+    s = StatusLocked(*e, &handles);
+  }
+  FillCalibrations(s, handles);
+  return s;
 }
 
-ModelStatus Lifecycle::StatusLocked(const Entry& e) const {
+ModelStatus Lifecycle::StatusLocked(const Entry& e, std::vector<ModelHandle>* handles) const {
   ModelStatus s;
   s.name = e.name;
   s.config = e.config;
@@ -346,7 +369,7 @@ ModelStatus Lifecycle::StatusLocked(const Entry& e) const {
       vs.state = ModelState::kUnloading;
     }
     vs.resident = slot.handle != nullptr;
-    if (slot.handle) vs.calibration = slot.handle->calibration();
+    handles->push_back(slot.handle);  // one per version, null when not resident
     s.versions.push_back(std::move(vs));
   }
   if (e.job == Job::kLoad && !ready) {

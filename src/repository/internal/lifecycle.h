@@ -73,6 +73,8 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   struct Version {
     StoredVersion stored;
     Footprint footprint;  // the estimate, or the last measured
+    // What its loads found (variant, calibration); replaced when the file changes.
+    std::shared_ptr<LoadMemory> memory = std::make_shared<LoadMemory>();
     ModelHandle handle;   // the READY instance
     uint64_t serial = 0;  // its Charge
     std::string error;    // the last load of this version failed
@@ -128,7 +130,10 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   std::string UnknownModelLocked(const std::string& name) const;
   Entry* FindLocked(const std::string& name);
   const Entry* FindLocked(const std::string& name) const;
-  ModelStatus StatusLocked(const Entry& e) const;
+  // Without the versions' calibrations: `handles` receives one handle per
+  // version (null when not resident) for the caller to read them after
+  // releasing mu_.
+  ModelStatus StatusLocked(const Entry& e, std::vector<ModelHandle>* handles) const;
   TimePoint ExpireWaiters(TimePoint now);
 
   // Jobs (on the load threads).

@@ -111,7 +111,10 @@ bool Lifecycle::RefreshFromStoreLocked(Entry& e, const StoredModel& stored, Afte
     if (old != e.versions.end()) {
       slot = std::move(old->second);
       e.versions.erase(old);
-      if (slot.stored.file_bytes != v.file_bytes) slot.footprint = Footprint{};
+      if (slot.stored.file_bytes != v.file_bytes) {
+        slot.footprint = Footprint{};
+        slot.memory = std::make_shared<LoadMemory>();
+      }
     }
     slot.stored = v;
     slot.footprint.file_bytes = v.file_bytes;
@@ -214,11 +217,15 @@ void Lifecycle::RunLoad(const std::string& name) {
   reserved_ += need;
   const config::ModelConfig config = *e->config;
   const std::string dir = e->dir;
-  std::vector<std::pair<StoredVersion, Footprint>> todo;
+  std::vector<std::tuple<StoredVersion, Footprint, std::shared_ptr<LoadMemory>>> todo;
   for (auto& [v, slot] : e->versions) {
     slot.loading = true;
-    todo.emplace_back(slot.stored, slot.footprint);
+    todo.emplace_back(slot.stored, slot.footprint, slot.memory);
   }
+  // A load on demand has requests waiting: calibration must not hold them
+  // (nor, on the executors, other models' requests); it runs once the
+  // model's requests queue. Eager models calibrate at start-up, as before.
+  const bool defer_calibration = e->policy != LoadPolicy::kEager;
   lock.unlock();
 
   Aftermath evicted;
@@ -238,15 +245,15 @@ void Lifecycle::RunLoad(const std::string& name) {
     } else {
       shared.lock();
     }
-    for (const auto& [stored, known] : todo) {
+    for (const auto& [stored, known, memory] : todo) {
       uint64_t serial = 0;
       {
         std::lock_guard<std::mutex> l(mu_);
         serial = next_serial_++;
       }
       const auto start = std::chrono::steady_clock::now();
-      auto handle = LoadVersion(load_context_, config, dir, stored, known,
-                                known.measured ? nullptr : options_.resident_bytes,
+      auto handle = LoadVersion(load_context_, config, dir, stored, known, memory,
+                                defer_calibration, known.measured ? nullptr : options_.resident_bytes,
                                 OnRelease(serial), OnIdle());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

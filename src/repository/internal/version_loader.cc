@@ -13,6 +13,8 @@ int64_t EstimateFootprint(const StoredVersion& stored, const Footprint& known) {
 StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const config::ModelConfig& config, const std::string& dir,
                                   const StoredVersion& stored, const Footprint& known,
+                                  const std::shared_ptr<LoadMemory>& memory,
+                                  bool defer_calibration,
                                   const std::function<int64_t()>& resident_bytes,
                                   std::function<void()> on_release, std::function<void()> on_idle) {
   const auto start = std::chrono::steady_clock::now();
@@ -21,12 +23,25 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   backend::LoadOptions lo;
   lo.model_path = stored.model_path;
   lo.config = config;
+  std::optional<scheduler::BatchCalibration> known_calibration;
+  if (memory) {
+    std::lock_guard<std::mutex> lock(memory->mu);
+    if (config.variants == "auto" && !memory->variant.empty()) lo.config.variants = memory->variant;
+    known_calibration = memory->calibration;
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<backend::Model> model, context.backend->Load(lo));
+  if (memory) {
+    const std::string chosen = model->execution_report().chosen;
+    std::lock_guard<std::mutex> lock(memory->mu);
+    if (config.variants == "auto") memory->variant = chosen;
+  }
   scheduler::ModelSpec spec;
   spec.name = config.name + ":" + std::to_string(stored.version);
   spec.version = std::to_string(stored.version);
   spec.config = config;
   spec.model = model;
+  spec.known_calibration = std::move(known_calibration);
+  spec.defer_calibration = defer_calibration;
   if (context.hooks_factory) {
     ASSIGN_OR_RETURN(spec.hooks, context.hooks_factory(config, dir));
   }
@@ -54,7 +69,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   parts.model = std::move(model);
   parts.queue = context.scheduler->AddModel(std::move(spec));
   parts.scheduler = context.scheduler;
-  parts.calibration = context.scheduler->GetCalibration(*parts.queue);
+  parts.memory = memory;
   parts.footprint = f;
   parts.on_release = std::move(on_release);
   parts.on_idle = std::move(on_idle);

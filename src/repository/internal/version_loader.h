@@ -6,15 +6,20 @@
 // across the whole load when `resident_bytes` is given; the caller makes sure
 // no other load runs meanwhile (otherwise their growth would be counted here).
 // Without it, the known footprint is kept (its weights refreshed).
+// `memory` (may be null) supplies and receives what earlier loads of the file
+// found; `defer_calibration` asks the scheduler to calibrate only once the
+// model's requests queue (ModelSpec::defer_calibration).
 // Thread-safety: a free function; the backend and scheduler it calls are
 // thread-safe. Runs on a load thread and may take seconds.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "common/status.h"
+#include "repository/internal/load_memory.h"
 #include "repository/model_repository.h"
 #include "repository/model_store.h"
 
@@ -37,6 +42,8 @@ int64_t EstimateFootprint(const StoredVersion& stored, const Footprint& known);
 StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const config::ModelConfig& config, const std::string& dir,
                                   const StoredVersion& stored, const Footprint& known,
+                                  const std::shared_ptr<LoadMemory>& memory,
+                                  bool defer_calibration,
                                   const std::function<int64_t()>& resident_bytes,
                                   std::function<void()> on_release, std::function<void()> on_idle);
 
