@@ -106,7 +106,10 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
     int64_t b0 = 0;
     for (const auto* r : requests) {
       const Tensor& t = (*r)[i].tensor;
-      if (!differs) {
+      if (t.byte_size() == 0) {
+        // A 0 dimension: nothing to copy, and an empty tensor's data() may be
+        // null, which memcpy must not be given even for 0 bytes.
+      } else if (!differs) {
         std::memcpy(batched.mutable_data() + b0 * (batched.byte_size() / merged[0]), t.data(),
                     t.byte_size());
       } else {

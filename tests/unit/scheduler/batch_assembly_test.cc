@@ -33,6 +33,18 @@ TEST(BatchAssemblyTest, ConcatenatesAndSplitsBack) {
   EXPECT_EQ(Floats((*split)[1][0].tensor), (std::vector<float>{10, 11, 12, 13}));
 }
 
+// Found by UBSan (make test-asan) replaying the v2_json fuzz corpus: an
+// empty tensor's data() is null, and memcpy(dst, nullptr, 0) is undefined.
+// Under UBSan this test fails without the 0-byte guard in AssembleBatch.
+TEST(BatchAssemblyTest, EmptyTensorsConcatenateToAnEmptyBatch) {
+  std::vector<NamedTensor> a = {{"x", FloatTensor({1, 0})}};
+  std::vector<NamedTensor> b = {{"x", FloatTensor({2, 0})}};
+  auto batch = AssembleBatch(Config(8, 0, {0}), {&a, &b});
+  ASSERT_TRUE(batch.ok()) << batch.status().message();
+  EXPECT_EQ(batch->inputs[0].tensor.shape(), (Shape{3, 0}));
+  EXPECT_EQ(batch->inputs[0].tensor.byte_size(), 0u);
+}
+
 TEST(BatchAssemblyTest, PadsToTheLongestAndCutsOutputsBack) {
   auto c = Config(8, 0, {-1});
   c.inputs[0].pad_value = -1;
