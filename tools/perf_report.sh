@@ -19,7 +19,8 @@
 #   env (defaults): MODELS="mobilenet_v3_small resnet50" IMAGE=examples/images/cat.jpg
 #     CONFIGS="inferd gunicorn2_t1_tcmalloc gunicorn2_t1 gunicorn2 uvicorn1"
 #     CONCURRENCY=1,4,8,16 HEADLINE=8 DURATION=5 WARMUP=3 WINDOWS=3 MAX_WINDOWS=4
-#     WRK_DURATION=15s ROUNDS=1 CEIL_S=8 OUT=bench-out/report-<time>
+#     WRK_DURATION=15s ROUNDS=1 CEIL_S=8 CEILING_BUILDS="build build-alloc-system"
+#     OUT=bench-out/report-<time>
 #     PEERS=../shared/peers/fastapi_torch
 # Takes about 12 min per model and round with the defaults (ResNet-50 needs
 # `tools/make_models.py --store examples/model-store --with-resnet50`, which
@@ -77,7 +78,7 @@ for model in $MODELS; do
 done
 
 for model in $MODELS; do
-  for build in build build-alloc-system; do
+  for build in ${CEILING_BUILDS:-build build-alloc-system}; do
     [ -x "$build/inferd_ceiling" ] || continue
     echo "== ceiling $model ($build), load $(load)" >&2
     "$build/inferd_ceiling" --model-store "$STORE" --model "$model" --instances 2 --threads 1 \

@@ -8,7 +8,7 @@
 #
 #   tools/thread_profile.sh [MODEL]   (default mobilenet_v3_small)
 #   env (defaults): C=8 DUR=15 PORT=20080 STORE=examples/model-store
-#     IMAGE=examples/images/cat.jpg SERVE_ARGS="" OUT=bench-out/threads-<time>
+#     IMAGE=examples/images/cat.jpg SERVE_ARGS="" INFERD=build/inferd OUT=bench-out/threads-<time>
 # Uses ports PORT..PORT+2 and PORT-79 (gRPC).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,13 +18,13 @@ C=${C:-8} DUR=${DUR:-15} PORT=${PORT:-20080}
 STORE=${STORE:-examples/model-store} IMAGE=${IMAGE:-examples/images/cat.jpg}
 OUT=${OUT:-bench-out/threads-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
-build/inferd serve --model-store "$STORE" --models "$MODEL" --http-port "$PORT" \
+"${INFERD:-build/inferd}" serve --model-store "$STORE" --models "$MODEL" --http-port "$PORT" \
   --management-port $((PORT + 1)) --metrics-port $((PORT + 2)) --grpc-port $((PORT - 79)) \
   ${SERVE_ARGS:-} > "$OUT/server.log" 2>&1 &
 SP=$!
 trap 'kill $SP 2>/dev/null || true; wait $SP 2>/dev/null || true' EXIT
 for _ in $(seq 300); do curl -sf "localhost:$PORT/ping" 2>/dev/null | grep -q Healthy && break; sleep 0.2; done
-BENCH=(build/inferd bench)
+BENCH=("${INFERD:-build/inferd}" bench)
 bench() {
   "${BENCH[@]}" --url "http://127.0.0.1:$PORT" --model "$MODEL" --input "$IMAGE" \
     --concurrency "$C" --duration "$1" --warmup 0 --windows 1 --max-windows 1 --no-progress
