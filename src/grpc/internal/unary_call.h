@@ -7,10 +7,11 @@
 // any thread: `make` and Finish run on the caller's thread (the queue thread,
 // an executor, the loader thread). gRPC lets any thread start a call's
 // operations; answering where the result is handed over costs no thread hop.
-// (A separate answer thread cost ~1.4 more context switches and ~13 us more
-// CPU per trivial call, measured with tools/grpc_cpu_by_thread.sh; sending
-// from the queue thread needs a grpc::Alarm to wake it, which goes through
-// gRPC's event-engine thread first: ~0.6 ms more per call.)
+// (Against a separate answer thread: ~6k fewer instructions and ~1 fewer
+// context switch per trivial call, but on a quiet machine not less CPU time
+// nor latency: docs/PERFORMANCE.md, gRPC. Sending from the queue thread needs
+// a grpc::Alarm to wake it, which goes through gRPC's event-engine thread
+// first: ~0.6 ms more per call.)
 //
 // Ownership: each armed event holds a shared_ptr to its call, and so does
 // whoever still has to answer it (a scheduler completion, a posted answer):
