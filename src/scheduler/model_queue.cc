@@ -1,6 +1,7 @@
 #include "scheduler/model_queue.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace inferd::scheduler {
 
@@ -18,10 +19,13 @@ BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock) {
 
 }  // namespace
 
-ModelQueue::ModelQueue(ModelSpec spec, Clock* clock)
-    : spec_(std::move(spec)),
+ModelQueue::ModelQueue(ModelSpec spec, Mutex* mu, Clock* clock)
+    : mu_(mu),
+      spec_(std::move(spec)),
       runner_(RunnerOptions(spec_, clock)),
       preferred_(spec_.config.dynamic_batching.preferred_batch_sizes) {}
+
+void ModelQueue::AssertLockedBy([[maybe_unused]] Mutex* held) const { assert(held == mu_); }
 
 namespace {
 
@@ -229,7 +233,7 @@ std::vector<QueuedRequest> ModelQueue::TakeAll() {
 }
 
 bool ModelQueue::CanStartOn(int executor_id) const {
-  if (spec_.max_concurrency > 0 && running >= spec_.max_concurrency) return false;
+  if (spec_.max_concurrency > 0 && running_ >= spec_.max_concurrency) return false;
   if (spec_.executor_ids.empty()) return true;
   return std::find(spec_.executor_ids.begin(), spec_.executor_ids.end(), executor_id) !=
          spec_.executor_ids.end();

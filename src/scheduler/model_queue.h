@@ -2,8 +2,10 @@
 //
 // Pure logic with time passed in (no clock, no threads), so that batch
 // formation is unit-tested with an injected time and no sleeps. The Scheduler
-// owns the locking: every method must be called with the scheduler's mutex
-// held. Requests are ordered by priority level (1 first, then the default 0,
+// owns the locking: its mutex (given at construction) guards the queue's state,
+// and every method marked REQUIRES(mu_) must be called with it held (clang's
+// -Wthread-safety checks this; see AssertLockedBy). spec(), runner(),
+// config() and metrics() are immutable once the queue is shared. Requests are ordered by priority level (1 first, then the default 0,
 // then 2, 3, ...), then arrival.
 //
 // A batch is ready when the queue's head request has waited
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 #include "config/model_config.h"
 #include "scheduler/batch_runner.h"
 #include "scheduler/inference_request.h"
@@ -54,8 +57,14 @@ struct Batch {
 
 class ModelQueue {
  public:
+  // `mu`: the scheduler's mutex, which guards this queue (outlives it).
   // `clock` times the runner's stages (the queue itself takes time as arguments).
-  explicit ModelQueue(ModelSpec spec, Clock* clock = Clock::Real());
+  ModelQueue(ModelSpec spec, Mutex* mu, Clock* clock = Clock::Real());
+
+  // The Scheduler names its mutex as its own member, the analysis names it
+  // mu_ here: this tells the analysis that holding `held` is holding mu_
+  // (and checks that they are the same mutex in builds with assertions).
+  void AssertLockedBy(Mutex* held) const REQUIRES(held) ASSERT_CAPABILITY(mu_);
 
   const ModelSpec& spec() const { return spec_; }
   // Executes this model's batches; immutable, so it may be used without the
@@ -66,41 +75,41 @@ class ModelQueue {
   // Batch sizes measured at load (see batch_calibration.h): once calibrated,
   // batches are formed up to its max_batch, and its chosen sizes replace
   // preferred_batch_sizes. Uncalibrated: the config's values apply.
-  void SetCalibration(BatchCalibration calibration);
-  const BatchCalibration& calibration() const { return calibration_; }
+  void SetCalibration(BatchCalibration calibration) REQUIRES(mu_);
+  const BatchCalibration& calibration() const REQUIRES(mu_) { return calibration_; }
   // The largest batch this queue forms, in items.
-  int max_items() const;
+  int max_items() const REQUIRES(mu_);
 
   // Fails with kResourceExhausted when max_queue_size requests are queued.
-  Status Push(QueuedRequest entry);
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  Status Push(QueuedRequest entry) REQUIRES(mu_);
+  size_t size() const REQUIRES(mu_) { return size_; }
+  bool empty() const REQUIRES(mu_) { return size_ == 0; }
 
   // Removes requests whose deadline passed or whose client went away.
   void TakeExpired(TimePoint now, std::vector<QueuedRequest>* expired,
-                   std::vector<QueuedRequest>* cancelled);
+                   std::vector<QueuedRequest>* cancelled) REQUIRES(mu_);
 
   // When a batch will be ready (<= now: ready now); nullopt when empty.
   // `executors_idle`: another executor that could run work is idle, so waiting
   // for a fuller batch would leave a core idle: ready at once (the delay only
   // applies while every other executor is busy).
-  std::optional<TimePoint> ReadyTime(bool executors_idle = false) const;
+  std::optional<TimePoint> ReadyTime(bool executors_idle = false) const REQUIRES(mu_);
   // The earliest deadline of any queued request (TimePoint::max() if none).
-  TimePoint EarliestDeadline() const;
+  TimePoint EarliestDeadline() const REQUIRES(mu_);
   // Arrival of the head request, for fairness between models.
-  std::optional<std::pair<int, TimePoint>> HeadKey() const;
+  std::optional<std::pair<int, TimePoint>> HeadKey() const REQUIRES(mu_);
 
   // Forms the next batch; call when ReadyTime() <= now. `share_with` executors
   // (this one included) are free to run this model now: the batch takes about
   // 1/share_with of the compatible items, so that each of them gets a part.
-  Batch TakeBatch(TimePoint now, int share_with = 1);
+  Batch TakeBatch(TimePoint now, int share_with = 1) REQUIRES(mu_);
   // Requests with raw payloads, to join a running batch of raw requests
   // (pre-processing makes their shapes equal): taken in queue order up to
   // `max_items` items, stopping at the first that does not fit or whose
   // deadline passed (it is left for TakeExpired). Empty when none.
-  std::vector<QueuedRequest> TakeMore(int max_items, TimePoint now);
+  std::vector<QueuedRequest> TakeMore(int max_items, TimePoint now) REQUIRES(mu_);
   // Empties the queue (shutdown).
-  std::vector<QueuedRequest> TakeAll();
+  std::vector<QueuedRequest> TakeAll() REQUIRES(mu_);
 
   // Series of this model, looked up once (null when the scheduler has no registry).
   struct Metrics {
@@ -112,30 +121,43 @@ class ModelQueue {
     metrics::Counter* draining = nullptr;
     metrics::Counter* queue_bytes = nullptr;  // refused for max_queue_bytes
   };
-  Metrics metrics;
+  // Set once, before the queue is shared (Scheduler::AddModel).
+  void set_metrics(const Metrics& m) { metrics_ = m; }
+  const Metrics& metrics() const { return metrics_; }
 
   // Executors running this model now, and whether one more may start.
-  int running = 0;
-  bool removed = false;
+  void BeginRun() REQUIRES(mu_) { ++running_; }
+  void EndRun() REQUIRES(mu_) { --running_; }
+  int running() const REQUIRES(mu_) { return running_; }
+  bool CanStartOn(int executor_id) const REQUIRES(mu_);
+  // Removed from the scheduler: refuses requests, goes when idle.
+  void MarkRemoved() REQUIRES(mu_) { removed_ = true; }
+  bool removed() const REQUIRES(mu_) { return removed_; }
   // Calibration waits for queued traffic (ModelSpec::defer_calibration).
-  bool calibration_deferred = false;
-  bool CanStartOn(int executor_id) const;
+  void set_calibration_deferred(bool deferred) REQUIRES(mu_) { calibration_deferred_ = deferred; }
+  bool calibration_deferred() const REQUIRES(mu_) { return calibration_deferred_; }
 
  private:
   // Requests compatible with `head` at the front, in order, up to max items;
   // returns their total items and positions (level, index).
-  int CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int limit) const;
+  int CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int limit) const REQUIRES(mu_);
   bool Compatible(const InferenceRequest& head, const InferenceRequest& other) const;
-  const QueuedRequest* Head() const;
-  void DropEmptyLevels();
+  const QueuedRequest* Head() const REQUIRES(mu_);
+  void DropEmptyLevels() REQUIRES(mu_);
 
-  ModelSpec spec_;
+  Mutex* const mu_;
+  const ModelSpec spec_;
   BatchRunner runner_;
-  BatchCalibration calibration_;
-  std::vector<int> preferred_;  // the config's preferred sizes, or the calibrated ones
-  std::map<int, std::deque<QueuedRequest>> levels_;  // LevelKey(priority) -> FIFO
-  size_t size_ = 0;
-  uint64_t next_seq_ = 0;
+  Metrics metrics_;
+  BatchCalibration calibration_ GUARDED_BY(mu_);
+  // The config's preferred sizes, or the calibrated ones.
+  std::vector<int> preferred_ GUARDED_BY(mu_);
+  std::map<int, std::deque<QueuedRequest>> levels_ GUARDED_BY(mu_);  // LevelKey(priority) -> FIFO
+  size_t size_ GUARDED_BY(mu_) = 0;
+  uint64_t next_seq_ GUARDED_BY(mu_) = 0;
+  int running_ GUARDED_BY(mu_) = 0;
+  bool removed_ GUARDED_BY(mu_) = false;
+  bool calibration_deferred_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace inferd::scheduler

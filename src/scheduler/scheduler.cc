@@ -4,13 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <future>
-#include <mutex>
 #include <thread>
 
+#include "common/thread_annotations.h"
 #include "scheduler/model_queue.h"
 #include "scheduler/request_validation.h"
 
@@ -68,24 +67,26 @@ class Scheduler::Impl {
     std::vector<QueuedRequest> orphans;
     std::deque<std::shared_ptr<ExecutorTask>> tasks;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (stopping_) return;
       stopping_ = true;
       for (auto& q : queues_) {
+        q->AssertLockedBy(&mu_);
         for (auto& r : q->TakeAll()) orphans.push_back(std::move(r));
       }
       tasks.swap(tasks_);
       Release(SumBytes(orphans));
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     for (auto& t : threads_) t.join();
     for (auto& t : tasks) t->cancel();
     for (auto& r : orphans) r.done(Unavailable("server is shutting down"));
   }
 
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec) {
-    auto q = std::make_shared<ModelQueue>(std::move(spec), options_.clock);
+    auto q = std::make_shared<ModelQueue>(std::move(spec), &mu_, options_.clock);
     if (metrics::Registry* r = options_.metrics) {
+      ModelQueue::Metrics m;
       const metrics::Labels model = {{"model", q->config().name}, {"version", q->spec().version}};
       auto rejected = [&](const std::string& reason) {
         metrics::Labels labels = model;
@@ -93,15 +94,16 @@ class Scheduler::Impl {
         return &r->GetCounter("inferd_rejected_total",
                               "requests answered without compute, by reason", labels);
       };
-      q->metrics.queue_depth =
+      m.queue_depth =
           &r->GetGauge("inferd_queue_depth", "requests queued, not yet running", model);
-      q->metrics.batch_size = &r->GetHistogram(
+      m.batch_size = &r->GetHistogram(
           "inferd_batch_size", "items per executed batch", model, metrics::BatchSizeBuckets());
-      q->metrics.queue_full = rejected("queue_full");
-      q->metrics.deadline = rejected("deadline");
-      q->metrics.cancelled = rejected("cancelled");
-      q->metrics.draining = rejected("draining");
-      q->metrics.queue_bytes = rejected("queue_bytes");
+      m.queue_full = rejected("queue_full");
+      m.deadline = rejected("deadline");
+      m.cancelled = rejected("cancelled");
+      m.draining = rejected("draining");
+      m.queue_bytes = rejected("queue_bytes");
+      q->set_metrics(m);  // before the queue is shared
     }
     if (q->spec().known_calibration) {
       BatchCalibration known = *q->spec().known_calibration;
@@ -111,29 +113,32 @@ class Scheduler::Impl {
       BatchCalibration none;
       none.note = "deferred: measured once the model's requests queue";
       Publish(*q, std::move(none), "");
-      std::lock_guard<std::mutex> lock(mu_);
-      q->calibration_deferred = true;
+      MutexLock lock(&mu_);
+      q->AssertLockedBy(&mu_);
+      q->set_calibration_deferred(true);
     } else {
       Calibrate(q);
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     queues_.push_back(q);
     return q;
   }
 
   BatchCalibration GetCalibration(const ModelQueue& queue) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
+    queue.AssertLockedBy(&mu_);
     return queue.calibration();
   }
 
   void RemoveModel(const std::shared_ptr<ModelQueue>& queue) {
     std::shared_ptr<ModelQueue> drop;  // released after the lock: it may hold the model
-    std::lock_guard<std::mutex> lock(mu_);
-    queue->removed = true;
+    MutexLock lock(&mu_);
+    queue->AssertLockedBy(&mu_);
+    queue->MarkRemoved();
     // An idle queue goes now, so that an unloaded model's memory is freed when
     // its last handle goes (not when an executor next wakes); a busy one stays
     // in queues_ until its last queued request has run.
-    if (queue->empty() && queue->running == 0) {
+    if (queue->empty() && queue->running() == 0) {
       auto it = std::find(queues_.begin(), queues_.end(), queue);
       if (it != queues_.end()) {
         drop = std::move(*it);
@@ -153,15 +158,16 @@ class Scheduler::Impl {
           request.enqueue_time + std::chrono::milliseconds(queue.config().request_timeout_ms);
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
+      queue.AssertLockedBy(&mu_);
       if (draining_ || stopping_) {
-        Count(queue.metrics.draining);
+        Count(queue.metrics().draining);
         return Unavailable("server is draining: not accepting requests");
       }
-      if (queue.removed) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
+      if (queue.removed()) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
       const size_t max = options_.max_queue_bytes;
       if (max > 0 && bytes > max - held_bytes_) {  // held_bytes_ <= max always
-        Count(queue.metrics.queue_bytes);
+        Count(queue.metrics().queue_bytes);
         const std::string what = "the server holds " + std::to_string(held_bytes_) +
                                  " bytes of queued and running requests; this one's " +
                                  std::to_string(bytes) + " would pass its limit (--max-queue-bytes " +
@@ -171,50 +177,52 @@ class Scheduler::Impl {
       }
       Status pushed = queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0, bytes});
       if (!pushed.ok()) {
-        Count(queue.metrics.queue_full);
+        Count(queue.metrics().queue_full);
         return pushed;
       }
       Hold(bytes);
       ++outstanding_;
       SetDepth(queue);
     }
-    cv_.notify_one();
+    cv_.Signal();
     return Status::Ok();
   }
 
   void StopAccepting() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     draining_ = true;
   }
 
   bool WaitIdle(TimePoint deadline) {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     while (outstanding_ > 0) {
       if (options_.clock->Now() >= deadline) return false;
-      idle_cv_.wait_for(lock, std::chrono::milliseconds(50));
+      idle_cv_.WaitFor(&mu_, std::chrono::milliseconds(50));
     }
     return true;
   }
 
   size_t QueueDepth(const ModelQueue& queue) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
+    queue.AssertLockedBy(&mu_);
     return queue.size();
   }
 
   size_t num_executors() const { return options_.executors.size(); }
 
   size_t HeldBytes() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return held_bytes_;
   }
 
  private:
   // Picks the ready queue this executor should serve: highest priority head
   // first, then the longest-waiting head, across all models.
-  ModelQueue* PickReady(int executor, TimePoint now, TimePoint* next_wake) {
+  ModelQueue* PickReady(int executor, TimePoint now, TimePoint* next_wake) REQUIRES(mu_) {
     ModelQueue* best = nullptr;
     std::pair<int, TimePoint> best_key;
     for (auto& q : queues_) {
+      q->AssertLockedBy(&mu_);
       if (q->empty()) continue;
       *next_wake = std::min(*next_wake, q->EarliestDeadline());
       if (!q->CanStartOn(executor)) continue;
@@ -237,19 +245,20 @@ class Scheduler::Impl {
     // Named for `top -H` and /proc/PID/task/*/comm (15 characters at most).
     pthread_setname_np(pthread_self(), ("inferd-exec-" + std::to_string(id % 1000)).c_str());
     if (options_.backend) options_.backend->InitExecutorThread(spec.cores, spec.num_threads);
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     while (true) {
       const TimePoint now = options_.clock->Now();
       std::vector<QueuedRequest> expired, cancelled;
       for (auto& q : queues_) {
+        q->AssertLockedBy(&mu_);
         const size_t e0 = expired.size(), c0 = cancelled.size();
         q->TakeExpired(now, &expired, &cancelled);
-        Count(q->metrics.deadline, expired.size() - e0);
-        Count(q->metrics.cancelled, cancelled.size() - c0);
+        Count(q->metrics().deadline, expired.size() - e0);
+        Count(q->metrics().cancelled, cancelled.size() - c0);
         if (expired.size() != e0 || cancelled.size() != c0) SetDepth(*q);
       }
       if (!expired.empty() || !cancelled.empty()) {
-        lock.unlock();
+        lock.Unlock();
         for (auto& r : expired) {
           r.done(DeadlineExceeded("request waited " +
                                   std::to_string(MicrosBetween(r.request.enqueue_time, now) / 1000) +
@@ -260,16 +269,16 @@ class Scheduler::Impl {
         const size_t bytes = SumBytes(expired) + SumBytes(cancelled);
         expired.clear();  // their memory goes before their bytes are released
         cancelled.clear();
-        lock.lock();
+        lock.Lock();
         Release(bytes);
         Finish(n);
         continue;
       }
       if (stopping_) return;
       if (auto task = TakeTask(id)) {
-        lock.unlock();
+        lock.Unlock();
         task->run(id);
-        lock.lock();
+        lock.Lock();
         continue;
       }
       TimePoint wake = TimePoint::max();
@@ -278,9 +287,9 @@ class Scheduler::Impl {
         PruneRemoved();
         ++idle_;
         if (wake == TimePoint::max()) {
-          cv_.wait(lock);
+          cv_.Wait(&mu_);
         } else {
-          cv_.wait_for(lock, wake - now);
+          cv_.WaitFor(&mu_, wake - now);
         }
         --idle_;
         continue;
@@ -288,31 +297,33 @@ class Scheduler::Impl {
       // Spread the queued items over the executors that are idle now and may
       // run this model, instead of handing them all to this one while the
       // others wait: batching must not leave cores idle.
+      q->AssertLockedBy(&mu_);
       const int helpers = q->spec().max_concurrency > 0
-                              ? std::min(idle_, q->spec().max_concurrency - q->running - 1)
+                              ? std::min(idle_, q->spec().max_concurrency - q->running() - 1)
                               : idle_;
       Batch batch = q->TakeBatch(now, 1 + std::max(helpers, 0));
       SetDepth(*q);
-      ++q->running;
+      q->BeginRun();
       // Hold the queue (and its model) alive while running unlocked.
       std::shared_ptr<ModelQueue> hold = Find(q);
       MaybeStartDeferredCalibration(hold, batch.items);
-      lock.unlock();
+      lock.Unlock();
       Joined joined;
       BatchRunner::TopUp top_up = TopUpFor(*hold, batch, &joined);
-      if (!top_up && q->metrics.batch_size) q->metrics.batch_size->Observe(batch.items);
+      if (!top_up && hold->metrics().batch_size) hold->metrics().batch_size->Observe(batch.items);
       const size_t n = batch.requests.size();
       const size_t bytes = SumBytes(batch.requests);
       RunOnExecutor(*hold, batch, now, top_up);
       batch.requests.clear();
-      lock.lock();
-      if (top_up && !joined.observed && q->metrics.batch_size) {
-        q->metrics.batch_size->Observe(batch.items + joined.items);
+      lock.Lock();
+      q->AssertLockedBy(&mu_);
+      if (top_up && !joined.observed && q->metrics().batch_size) {
+        q->metrics().batch_size->Observe(batch.items + joined.items);
       }
-      --q->running;
+      q->EndRun();
       Release(bytes + joined.bytes);
       Finish(n + joined.requests);
-      cv_.notify_all();  // a concurrency slot freed; other executors may start
+      cv_.SignalAll();  // a concurrency slot freed; other executors may start
     }
   }
 
@@ -334,9 +345,11 @@ class Scheduler::Impl {
       return nullptr;
     }
     return [this, &q, joined](int items) -> std::vector<QueuedRequest> {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
+      q.AssertLockedBy(&mu_);
       const int room = q.max_items() - items;
-      const int slots = q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running : idle_;
+      const int slots =
+          q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running() : idle_;
       const TimePoint now = options_.clock->Now();
       std::vector<QueuedRequest> more;
       if (!stopping_ && room > 0 && !q.empty() && std::min(idle_, slots) <= 0) {
@@ -344,7 +357,7 @@ class Scheduler::Impl {
       }
       if (more.empty()) {  // the batch is formed: its size is known before its answers go
         joined->observed = true;
-        if (q.metrics.batch_size) q.metrics.batch_size->Observe(items);
+        if (q.metrics().batch_size) q.metrics().batch_size->Observe(items);
         return more;
       }
       for (auto& m : more) {
@@ -358,40 +371,42 @@ class Scheduler::Impl {
     };
   }
 
-  std::shared_ptr<ModelQueue> Find(ModelQueue* q) {
+  std::shared_ptr<ModelQueue> Find(ModelQueue* q) REQUIRES(mu_) {
     for (auto& s : queues_) {
       if (s.get() == q) return s;
     }
     return nullptr;
   }
 
-  void PruneRemoved() {
-    queues_.erase(std::remove_if(queues_.begin(), queues_.end(),
-                                 [](const std::shared_ptr<ModelQueue>& q) {
-                                   return q->removed && q->empty() && q->running == 0;
-                                 }),
-                  queues_.end());
+  // A loop, not remove_if: the analysis does not carry mu_ into a lambda.
+  void PruneRemoved() REQUIRES(mu_) {
+    for (auto it = queues_.begin(); it != queues_.end();) {
+      ModelQueue& q = **it;
+      q.AssertLockedBy(&mu_);
+      it = q.removed() && q.empty() && q.running() == 0 ? queues_.erase(it) : std::next(it);
+    }
   }
 
   static void Count(metrics::Counter* c, size_t n = 1) {
     if (c && n) c->Increment(static_cast<double>(n));
   }
-  static void SetDepth(const ModelQueue& q) {
-    if (q.metrics.queue_depth) q.metrics.queue_depth->Set(static_cast<double>(q.size()));
+  void SetDepth(const ModelQueue& q) REQUIRES(mu_) {
+    q.AssertLockedBy(&mu_);
+    if (q.metrics().queue_depth) q.metrics().queue_depth->Set(static_cast<double>(q.size()));
   }
 
-  void Hold(size_t bytes) {
+  void Hold(size_t bytes) REQUIRES(mu_) {
     held_bytes_ += bytes;
     if (held_bytes_gauge_) held_bytes_gauge_->Set(static_cast<double>(held_bytes_));
   }
-  void Release(size_t bytes) {
+  void Release(size_t bytes) REQUIRES(mu_) {
     held_bytes_ -= bytes;
     if (held_bytes_gauge_) held_bytes_gauge_->Set(static_cast<double>(held_bytes_));
   }
 
   // At most one log line per 10 s about refusals (a flood must not become a
   // flood of log lines). Called with mu_ held.
-  bool ShouldLog() {
+  bool ShouldLog() REQUIRES(mu_) {
     const TimePoint now = options_.clock->Now();
     if (logged_once_ && now - last_refusal_log_ < std::chrono::seconds(10)) return false;
     logged_once_ = true;
@@ -399,9 +414,9 @@ class Scheduler::Impl {
     return true;
   }
 
-  void Finish(size_t n) {
+  void Finish(size_t n) REQUIRES(mu_) {
     outstanding_ -= n;
-    if (outstanding_ == 0) idle_cv_.notify_all();
+    if (outstanding_ == 0) idle_cv_.SignalAll();
   }
 
   bool WouldCalibrate(const config::ModelConfig& config) const {
@@ -440,7 +455,7 @@ class Scheduler::Impl {
   // Queues a task for the executors; cancels it when stopping.
   void Post(std::shared_ptr<ExecutorTask> task) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!stopping_) {
         tasks_.push_back(std::move(task));
         task = nullptr;
@@ -450,7 +465,7 @@ class Scheduler::Impl {
       task->cancel();
       return;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   // Runs the model's calibration on an executor, blocking the caller (the
@@ -473,14 +488,16 @@ class Scheduler::Impl {
   // Called with mu_ held, as a batch of `q` was just taken: the first time
   // requests of a model with a deferred calibration queue (a batch of more
   // than one, or more waiting), its calibration starts in the background.
-  void MaybeStartDeferredCalibration(const std::shared_ptr<ModelQueue>& q, int items) {
-    if (!q->calibration_deferred || stopping_ || (items <= 1 && q->empty())) return;
-    q->calibration_deferred = false;
+  void MaybeStartDeferredCalibration(const std::shared_ptr<ModelQueue>& q, int items)
+      REQUIRES(mu_) {
+    q->AssertLockedBy(&mu_);
+    if (!q->calibration_deferred() || stopping_ || (items <= 1 && q->empty())) return;
+    q->set_calibration_deferred(false);
     spdlog::info("model '{}': requests queue; calibrating its batch sizes", q->spec().name);
     tasks_.push_back(CalibrationTask(q, [this, q](BatchCalibration c) {
       Publish(*q, std::move(c), "");
     }));
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   // Logs the table, exports it and hands it to the queue. `origin` says where
@@ -512,12 +529,13 @@ class Scheduler::Impl {
             .Set(size.latency_ms / 1e3);
       }
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
+    q.AssertLockedBy(&mu_);
     q.SetCalibration(std::move(result));
   }
 
   // Takes a task this executor may run; null when none.
-  std::shared_ptr<ExecutorTask> TakeTask(int executor) {
+  std::shared_ptr<ExecutorTask> TakeTask(int executor) REQUIRES(mu_) {
     for (auto it = tasks_.begin(); it != tasks_.end(); ++it) {
       const auto& allowed = (*it)->executors;
       if (allowed.empty() || std::find(allowed.begin(), allowed.end(), executor) != allowed.end()) {
@@ -543,19 +561,21 @@ class Scheduler::Impl {
   }
 
   Options options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;       // work arrived, or a slot freed
-  std::condition_variable idle_cv_;  // outstanding_ reached 0
-  std::vector<std::shared_ptr<ModelQueue>> queues_;  // guarded by mu_
-  std::deque<std::shared_ptr<ExecutorTask>> tasks_;   // guarded by mu_: run before batches
-  size_t outstanding_ = 0;                           // guarded by mu_: queued + running
-  size_t held_bytes_ = 0;                            // guarded by mu_: their bytes
-  metrics::Gauge* held_bytes_gauge_ = nullptr;       // set before the executors start
-  bool logged_once_ = false;                         // guarded by mu_
-  TimePoint last_refusal_log_{};                     // guarded by mu_
-  int idle_ = 0;                                     // guarded by mu_: executors waiting for work
-  bool draining_ = false;                            // guarded by mu_
-  bool stopping_ = false;                            // guarded by mu_
+  // Guards everything below and every ModelQueue's state (each queue gets it
+  // at AddModel).
+  mutable Mutex mu_;
+  CondVar cv_;       // work arrived, or a slot freed
+  CondVar idle_cv_;  // outstanding_ reached 0
+  std::vector<std::shared_ptr<ModelQueue>> queues_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<ExecutorTask>> tasks_ GUARDED_BY(mu_);  // run before batches
+  size_t outstanding_ GUARDED_BY(mu_) = 0;  // queued + running
+  size_t held_bytes_ GUARDED_BY(mu_) = 0;   // their bytes
+  metrics::Gauge* held_bytes_gauge_ = nullptr;  // set before the executors start
+  bool logged_once_ GUARDED_BY(mu_) = false;
+  TimePoint last_refusal_log_ GUARDED_BY(mu_){};
+  int idle_ GUARDED_BY(mu_) = 0;  // executors waiting for work
+  bool draining_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -13,6 +13,10 @@ using std::chrono::microseconds;
 
 const TimePoint kT0 = TimePoint() + std::chrono::seconds(100);
 
+// The scheduler's mutex stands here: these tests are single-threaded (and
+// clang's thread-safety analysis runs on src/ only).
+Mutex test_mu;
+
 QueuedRequest Req(Shape shape, TimePoint t, int priority = 0, TimePoint deadline = TimePoint::max()) {
   QueuedRequest q;
   q.request.inputs.push_back({"x", FloatTensor(shape)});
@@ -28,7 +32,7 @@ ModelQueue MakeQueue(config::ModelConfig c) {
   ModelSpec spec;
   spec.name = "m:1";
   spec.config = std::move(c);
-  return ModelQueue(std::move(spec));
+  return ModelQueue(std::move(spec), &test_mu);
 }
 
 TEST(ModelQueueTest, NoDelayIsReadyAtOnceAndTakesWhatIsQueued) {
@@ -69,7 +73,7 @@ TEST(ModelQueueTest, ARawHeadOfAModelWithPreprocessingIsReadyAtOnce) {
   spec.name = "m:1";
   spec.config = Config(8, 2000);
   spec.hooks.preprocess = [](InferenceRequest&) { return Status::Ok(); };
-  ModelQueue q(std::move(spec));
+  ModelQueue q(std::move(spec), &test_mu);
   ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
   EXPECT_EQ(*q.ReadyTime(), kT0 + microseconds(2000)) << "tensors: the delay applies";
   q.TakeBatch(kT0 + microseconds(2000));
@@ -217,10 +221,10 @@ TEST(ModelQueueTest, ConcurrencyCapAndExecutorSet) {
   spec.config = Config(1);
   spec.max_concurrency = 1;
   spec.executor_ids = {1};
-  ModelQueue q(std::move(spec));
+  ModelQueue q(std::move(spec), &test_mu);
   EXPECT_FALSE(q.CanStartOn(0));
   EXPECT_TRUE(q.CanStartOn(1));
-  q.running = 1;
+  q.BeginRun();
   EXPECT_FALSE(q.CanStartOn(1));
 }
 
