@@ -11,40 +11,40 @@ DeadlineTimer::DeadlineTimer(Clock* clock, std::function<TimePoint(TimePoint now
 
 DeadlineTimer::~DeadlineTimer() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   thread_.join();
 }
 
 void DeadlineTimer::Wake(TimePoint deadline) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (deadline >= next_) return;
     next_ = deadline;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void DeadlineTimer::Run() {
   pthread_setname_np(pthread_self(), "inferd-deadline");
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
     if (next_ == TimePoint::max()) {
-      cv_.wait(lock);
+      cv_.Wait(&mu_);
       continue;
     }
     const TimePoint now = clock_->Now();
     if (next_ > now) {
       const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(next_ - now);
-      cv_.wait_for(lock, std::min<std::chrono::nanoseconds>(left, kRecheck));
+      cv_.WaitFor(&mu_, std::min<std::chrono::nanoseconds>(left, kRecheck));
       continue;
     }
     next_ = TimePoint::max();
-    lock.unlock();
+    lock.Unlock();
     const TimePoint following = expire_(now);
-    lock.lock();
+    lock.Lock();
     next_ = std::min(next_, following);
   }
 }

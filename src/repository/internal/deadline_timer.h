@@ -10,12 +10,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 
 namespace inferd::repository::internal {
 
@@ -36,10 +35,10 @@ class DeadlineTimer {
 
   Clock* clock_;
   std::function<TimePoint(TimePoint)> expire_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  TimePoint next_ = TimePoint::max();  // guarded by mu_
-  bool stopping_ = false;              // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  TimePoint next_ GUARDED_BY(mu_) = TimePoint::max();
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

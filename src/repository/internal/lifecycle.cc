@@ -43,7 +43,7 @@ Status Lifecycle::Init() {
                     options_.store_dir);
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& name : served) {
     if (!std::binary_search(names.begin(), names.end(), name)) startup_failed_ = true;
   }
@@ -95,7 +95,7 @@ Status Lifecycle::Init() {
 void Lifecycle::Shutdown() {
   Aftermath after;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     accepting_jobs_ = false;
     const Status down = Unavailable("the server is shutting down");
     for (auto& [name, e] : entries_) {
@@ -112,7 +112,7 @@ void Lifecycle::Shutdown() {
   pool_.reset();  // runs the jobs still queued: they see !accepting_jobs_ and stop
   Aftermath rest;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& [name, e] : entries_) {
       for (auto& [v, slot] : e.versions) {
         if (slot.handle) rest.retire.push_back(std::move(slot.handle));
@@ -123,7 +123,7 @@ void Lifecycle::Shutdown() {
 }
 
 void Lifecycle::StartEagerLoads() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   started_ = true;
   for (auto& [name, e] : entries_) {
     if (e.policy != LoadPolicy::kEager || e.job != Job::kNone) continue;
@@ -131,16 +131,19 @@ void Lifecycle::StartEagerLoads() {
     ++startup_pending_;
     StartLoadLocked(e, /*rescan=*/false);
   }
-  startup_cv_.notify_all();
+  startup_cv_.SignalAll();
 }
 
 bool Lifecycle::WaitForStartup(TimePoint deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return startup_cv_.wait_until(lock, deadline, [&] { return startup_pending_ == 0; });
+  MutexLock lock(&mu_);
+  while (startup_pending_ != 0) {
+    if (!startup_cv_.WaitUntil(&mu_, deadline)) return startup_pending_ == 0;
+  }
+  return true;
 }
 
 bool Lifecycle::AllReady() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return started_ && startup_pending_ == 0 && !startup_failed_;
 }
 
@@ -214,7 +217,7 @@ void Lifecycle::Acquire(const std::string& model, std::optional<int64_t> version
   if (Status valid = ValidateModelName(model); !valid.ok()) return done(valid);
   StatusOr<ModelHandle> answer = Unavailable("");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     Entry* e = FindLocked(model);
     const bool resident =
         e && std::any_of(e->versions.begin(), e->versions.end(),
@@ -253,7 +256,7 @@ void Lifecycle::Acquire(const std::string& model, std::optional<int64_t> version
 StatusOr<ModelHandle> Lifecycle::Get(const std::string& model,
                                      std::optional<int64_t> version) const {
   RETURN_IF_ERROR(ValidateModelName(model));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const Entry* e = FindLocked(model);
   if (!e) return NotFound(UnknownModelLocked(model));
   return ResolveLocked(*e, version);
@@ -263,7 +266,7 @@ TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
   std::vector<std::pair<AcquireCallback, Status>> expired;
   TimePoint next = TimePoint::max();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& [name, e] : entries_) {
       if (e.waiters.empty()) continue;
       auto keep = e.waiters.begin();
@@ -287,7 +290,7 @@ TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
         if (e.startup) {
           e.startup = false;
           --startup_pending_;
-          startup_cv_.notify_all();
+          startup_cv_.SignalAll();
         }
         if (e.unload_after && accepting_jobs_) {
           e.unload_after = false;
@@ -322,7 +325,7 @@ std::vector<ModelStatus> Lifecycle::List() const {
   std::vector<ModelStatus> out;
   std::vector<std::vector<ModelHandle>> handles;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     out.reserve(entries_.size());
     handles.resize(entries_.size());
     for (const auto& [name, e] : entries_) out.push_back(StatusLocked(e, &handles[out.size()]));
@@ -336,7 +339,7 @@ StatusOr<ModelStatus> Lifecycle::GetStatus(const std::string& model) const {
   ModelStatus s;
   std::vector<ModelHandle> handles;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const Entry* e = FindLocked(model);
     if (!e) return NotFound(UnknownModelLocked(model));
     s = StatusLocked(*e, &handles);
@@ -388,7 +391,7 @@ ModelStatus Lifecycle::StatusLocked(const Entry& e, std::vector<ModelHandle>* ha
 }
 
 ModelRepository::MemoryUse Lifecycle::memory() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return {options_.memory_budget, resident_, reserved_};
 }
 
@@ -470,7 +473,7 @@ std::function<void()> Lifecycle::OnIdle() {
     // a load deciding to park (it saw this version busy, then parked after
     // the check): the wake-up was lost and the load waited for the
     // kParkedRetry timer. One uncontended lock per request, as Acquire takes.
-    std::lock_guard<std::mutex> lock(self->mu_);
+    MutexLock lock(&self->mu_);
     self->RetryParkedLocked();
   };
 }
@@ -490,7 +493,7 @@ void Lifecycle::RetryParkedLocked() {
 // scheduler's mutex, never ours).
 void Lifecycle::Released(uint64_t serial) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = charges_.find(serial);
     if (it == charges_.end()) return;
     const Charge c = it->second;
@@ -512,7 +515,7 @@ void Lifecycle::Released(uint64_t serial) {
       trim_posted_ = true;
       pool_->Post([this] {
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(&mu_);
           trim_posted_ = false;
         }
         options_.release_memory();

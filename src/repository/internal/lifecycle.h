@@ -22,15 +22,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "repository/cache_policy.h"
 #include "repository/internal/cache_metrics.h"
 #include "repository/internal/deadline_timer.h"
@@ -125,62 +124,66 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   };
 
   // Requests.
-  StatusOr<ModelHandle> ResolveLocked(const Entry& e, std::optional<int64_t> version) const;
-  Status NotLoadableLocked(const Entry& e) const;
-  std::string UnknownModelLocked(const std::string& name) const;
-  Entry* FindLocked(const std::string& name);
-  const Entry* FindLocked(const std::string& name) const;
+  StatusOr<ModelHandle> ResolveLocked(const Entry& e, std::optional<int64_t> version) const
+      REQUIRES(mu_);
+  Status NotLoadableLocked(const Entry& e) const REQUIRES(mu_);
+  std::string UnknownModelLocked(const std::string& name) const REQUIRES(mu_);
+  Entry* FindLocked(const std::string& name) REQUIRES(mu_);
+  const Entry* FindLocked(const std::string& name) const REQUIRES(mu_);
   // Without the versions' calibrations: `handles` receives one handle per
   // version (null when not resident) for the caller to read them after
   // releasing mu_.
-  ModelStatus StatusLocked(const Entry& e, std::vector<ModelHandle>* handles) const;
+  ModelStatus StatusLocked(const Entry& e, std::vector<ModelHandle>* handles) const
+      REQUIRES(mu_);
   TimePoint ExpireWaiters(TimePoint now);
 
   // Jobs (on the load threads).
-  void StartLoadLocked(Entry& e, bool rescan);
-  void StartUnloadLocked(Entry& e);
+  void StartLoadLocked(Entry& e, bool rescan) REQUIRES(mu_);
+  void StartUnloadLocked(Entry& e) REQUIRES(mu_);
   void RunLoad(const std::string& name);
   void RunUnload(const std::string& name);
-  bool RefreshFromStoreLocked(Entry& e, const StoredModel& stored, Aftermath* after);
-  void FinishJobLocked(Entry& e, const Status& status, Aftermath* after);
+  bool RefreshFromStoreLocked(Entry& e, const StoredModel& stored, Aftermath* after)
+      REQUIRES(mu_);
+  void FinishJobLocked(Entry& e, const Status& status, Aftermath* after) REQUIRES(mu_);
   void InstallLocked(Entry& e, int64_t version, uint64_t serial, StatusOr<ModelHandle> loaded,
-                     Aftermath* after);
+                     Aftermath* after) REQUIRES(mu_);
   void Carry(Aftermath after);
 
   // Budget.
-  int64_t CommittedLocked() const { return resident_ - evicting_ + reserved_; }
-  bool EvictableLocked(const Entry& e) const;
+  int64_t CommittedLocked() const REQUIRES(mu_) { return resident_ - evicting_ + reserved_; }
+  bool EvictableLocked(const Entry& e) const REQUIRES(mu_);
   std::vector<ModelHandle> EvictLocked(const std::string& keep, int64_t need, bool* fits,
-                                       std::string* why_not);
+                                       std::string* why_not) REQUIRES(mu_);
   void Released(uint64_t serial);
   std::function<void()> OnRelease(uint64_t serial);
   std::function<void()> OnIdle();
   // Posts the loads that wait for room again (something was freed or went idle).
-  void RetryParkedLocked();
-  void UpdateGaugesLocked();
+  void RetryParkedLocked() REQUIRES(mu_);
+  void UpdateGaugesLocked() REQUIRES(mu_);
 
   const Options options_;
   const ModelStore store_;
   const VersionLoadContext load_context_;
   std::unique_ptr<CacheMetrics> metrics_;
 
-  mutable std::mutex mu_;
-  std::condition_variable startup_cv_;
-  std::map<std::string, Entry> entries_;  // guarded by mu_
-  std::map<uint64_t, Charge> charges_;    // guarded by mu_: live instances by serial
-  uint64_t next_serial_ = 1;              // guarded by mu_
-  int64_t resident_ = 0;                  // guarded by mu_: sum of charges
-  int64_t evicting_ = 0;                  // guarded by mu_: charges of chosen victims
-  int64_t reserved_ = 0;                  // guarded by mu_: estimates of running loads
-  int startup_pending_ = 0;               // guarded by mu_
-  bool startup_failed_ = false;           // guarded by mu_
-  bool started_ = false;                  // guarded by mu_
-  bool accepting_jobs_ = false;           // guarded by mu_
-  bool trim_posted_ = false;              // guarded by mu_
-  std::vector<std::string> parked_;       // guarded by mu_: loads waiting for room, in order
+  mutable Mutex mu_;
+  CondVar startup_cv_;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  std::map<uint64_t, Charge> charges_ GUARDED_BY(mu_);  // live instances by serial
+  uint64_t next_serial_ GUARDED_BY(mu_) = 1;
+  int64_t resident_ GUARDED_BY(mu_) = 0;  // sum of charges
+  int64_t evicting_ GUARDED_BY(mu_) = 0;  // charges of chosen victims
+  int64_t reserved_ GUARDED_BY(mu_) = 0;  // estimates of running loads
+  int startup_pending_ GUARDED_BY(mu_) = 0;
+  bool startup_failed_ GUARDED_BY(mu_) = false;
+  bool started_ GUARDED_BY(mu_) = false;
+  bool accepting_jobs_ GUARDED_BY(mu_) = false;
+  bool trim_posted_ GUARDED_BY(mu_) = false;
+  std::vector<std::string> parked_ GUARDED_BY(mu_);  // loads waiting for room, in order
 
   // A version's first load holds this exclusively (its RSS growth is its own);
-  // loads whose footprint is known share it.
+  // loads whose footprint is known share it. It guards no data (so it stays a
+  // std::shared_mutex, outside the analysis).
   std::shared_mutex measure_mu_;
   std::unique_ptr<LoadPool> pool_;
   std::unique_ptr<DeadlineTimer> timer_;

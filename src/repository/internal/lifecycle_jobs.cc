@@ -16,7 +16,7 @@ void Lifecycle::Load(const std::string& model, DoneCallback done) {
   if (Status valid = ValidateModelName(model); !valid.ok()) return done(valid);
   bool known = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     known = FindLocked(model) != nullptr;
   }
   // A model added to the store after start-up registers here, and only when
@@ -30,7 +30,7 @@ void Lifecycle::Load(const std::string& model, DoneCallback done) {
   }
   Status answer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     Entry* e = FindLocked(model);
     if (!e) {
       e = &entries_[model];
@@ -62,7 +62,7 @@ void Lifecycle::Unload(const std::string& model, DoneCallback done) {
   if (Status valid = ValidateModelName(model); !valid.ok()) return done(valid);
   Status answer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     Entry* e = FindLocked(model);
     if (!e) {
       answer = NotFound(UnknownModelLocked(model));
@@ -140,28 +140,28 @@ void Lifecycle::FinishJobLocked(Entry& e, const Status& status, Aftermath* after
     e.startup = false;
     --startup_pending_;
     if (!status.ok()) startup_failed_ = true;
-    startup_cv_.notify_all();
+    startup_cv_.SignalAll();
   }
 }
 
 void Lifecycle::RunLoad(const std::string& name) {
   Aftermath after;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Entry* e = FindLocked(name);
   if (!accepting_jobs_) {
     FinishJobLocked(*e, Unavailable("the server is shutting down"), &after);
-    lock.unlock();
+    lock.Unlock();
     return Carry(std::move(after));
   }
   if (e->rescan) {
     e->rescan = false;
-    lock.unlock();
+    lock.Unlock();
     auto stored = store_.Read(name);
-    lock.lock();
+    lock.Lock();
     if (!stored.ok()) {
       e->error = stored.status().message();
       FinishJobLocked(*e, stored.status(), &after);
-      lock.unlock();
+      lock.Unlock();
       return Carry(std::move(after));
     }
     RefreshFromStoreLocked(*e, *stored, &after);
@@ -178,7 +178,7 @@ void Lifecycle::RunLoad(const std::string& name) {
     spdlog::error("model '{}' failed to load: {}", name, e->error);
     if (metrics_) metrics_->loads_failed->Increment();
     FinishJobLocked(*e, cannot, &after);
-    lock.unlock();
+    lock.Unlock();
     return Carry(std::move(after));
   }
 
@@ -211,7 +211,7 @@ void Lifecycle::RunLoad(const std::string& name) {
     if (metrics_) metrics_->loads_no_room->Increment();
     FinishJobLocked(*e, Unavailable("model '" + name + "' cannot be loaded now: " + why_not),
                     &after);
-    lock.unlock();
+    lock.Unlock();
     return Carry(std::move(after));
   }
   reserved_ += need;
@@ -226,7 +226,7 @@ void Lifecycle::RunLoad(const std::string& name) {
   // (nor, on the executors, other models' requests); it runs once the
   // model's requests queue. Eager models calibrate at start-up, as before.
   const bool defer_calibration = e->policy != LoadPolicy::kEager;
-  lock.unlock();
+  lock.Unlock();
 
   Aftermath evicted;
   evicted.retire = std::move(victims);
@@ -248,7 +248,7 @@ void Lifecycle::RunLoad(const std::string& name) {
     for (const auto& [stored, known, memory] : todo) {
       uint64_t serial = 0;
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         serial = next_serial_++;
       }
       const auto start = std::chrono::steady_clock::now();
@@ -273,7 +273,7 @@ void Lifecycle::RunLoad(const std::string& name) {
     }
   }
 
-  lock.lock();
+  lock.Lock();
   e = FindLocked(name);
   reserved_ -= need;
   for (auto& [version, serial, handle] : loaded) {
@@ -316,7 +316,7 @@ void Lifecycle::RunLoad(const std::string& name) {
   UpdateGaugesLocked();
   RetryParkedLocked();  // the reservation is gone; others may fit now
   after.release_memory |= !after.retire.empty();
-  lock.unlock();
+  lock.Unlock();
   Carry(std::move(after));
 }
 
@@ -347,7 +347,7 @@ void Lifecycle::InstallLocked(Entry& e, int64_t version, uint64_t serial,
 
 void Lifecycle::RunUnload(const std::string& name) {
   Aftermath after;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Entry* e = FindLocked(name);
   for (auto& [v, slot] : e->versions) {
     if (!slot.handle) continue;
@@ -366,7 +366,7 @@ void Lifecycle::RunUnload(const std::string& name) {
     StartLoadLocked(*e, /*rescan=*/true);
   }
   UpdateGaugesLocked();
-  lock.unlock();
+  lock.Unlock();
   Carry(std::move(after));
 }
 

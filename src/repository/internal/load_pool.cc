@@ -16,19 +16,19 @@ LoadPool::LoadPool(int threads, std::function<void()> init_thread)
 
 LoadPool::~LoadPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (auto& t : threads_) t.join();
 }
 
 void LoadPool::Post(std::function<void()> job) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     jobs_.push_back(std::move(job));
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void LoadPool::Run(int id) {
@@ -37,16 +37,16 @@ void LoadPool::Run(int id) {
   // Failure (a seccomp profile, say) only costs the priority.
   (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kLoadThreadNice);
   if (init_thread_) init_thread_();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    while (!stopping_ && jobs_.empty()) cv_.Wait(&mu_);
     if (jobs_.empty()) return;  // stopping, nothing left
     auto job = std::move(jobs_.front());
     jobs_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     job();
     job = nullptr;  // destroy what the job captured before taking the lock again
-    lock.lock();
+    lock.Lock();
   }
 }
 
