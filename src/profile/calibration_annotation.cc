@@ -65,9 +65,9 @@ topology::ModelAnnotation CalibrationAnnotation(const config::ModelConfig& confi
 
 topology::ModelAnnotator BatchCalibrationAnnotator(backend::Backend& backend, std::string store_dir,
                                                    scheduler::CalibrationOptions options) {
-  return [&backend, store_dir = std::move(store_dir), options](
-             const config::ModelConfig& config, const topology::PlannedModel& model,
-             const topology::CorePlan& plan) {
+  return [&backend, store_dir = std::move(store_dir), options](const config::ModelConfig& config,
+                                                               const topology::PlannedModel& model,
+                                                               const topology::CorePlan& plan) {
     CalibrationExecutor executor;
     for (const auto& e : plan.executors) {
       if (!model.executor_ids.empty() && e.id == model.executor_ids.front()) {

@@ -32,8 +32,8 @@ StatusOr<std::vector<config::ModelConfig>> LoadStoreConfigs(const std::string& d
   return configs;
 }
 
-int RunTopologyCommand(const TopologyCommandOptions& options, std::ostream& out,
-                       std::ostream& err, const ModelAnnotator& annotate) {
+int RunTopologyCommand(const TopologyCommandOptions& options, std::ostream& out, std::ostream& err,
+                       const ModelAnnotator& annotate) {
   DetectOptions detect = options.detect;
   if (!options.cpus.empty()) detect.cpus = options.cpus;
   auto budget = DetectCpuBudget(detect);
@@ -68,8 +68,9 @@ int RunTopologyCommand(const TopologyCommandOptions& options, std::ostream& out,
   PlanAnnotations annotations;
   annotations.errors = problems;
   for (const PlannedModel& planned : plan->models) {
-    auto config = std::find_if(models.begin(), models.end(),
-                               [&](const config::ModelConfig& c) { return c.name == planned.name; });
+    auto config = std::find_if(models.begin(), models.end(), [&](const config::ModelConfig& c) {
+      return c.name == planned.name;
+    });
     if (config == models.end()) {  // MakeCorePlan plans the configs it is given, no other
       annotations.models.push_back({});
       continue;
