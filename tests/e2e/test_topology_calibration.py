@@ -6,8 +6,8 @@ ladder (1, 2, 4, ... max_batch_size), positive latencies, a choice that
 follows from the table by the rule (batch 1 always; a larger size only when it
 saves MIN_GAIN per item over the best chosen so far; never one dearer per item
 than batch 1) and a limit that is the largest chosen size; models that cannot
-be calibrated say why; a model that cannot load is named, exit 2, and the
-others are still calibrated. Without --calibrate the report is what it was:
+be calibrated say why; a model that cannot load and a config that fails are
+named, exit 2, and the others are still calibrated. Without --calibrate the report is what it was:
 no calibration keys, nothing loaded (the same report for a copy of the store
 without any model file).
 
@@ -54,6 +54,7 @@ def store(test_store, example_store, tmp_path_factory):
     copy_model(test_store, "tiny_cnn", s, "broken")
     with open(os.path.join(s, "broken", "1", "model.pt"), "wb") as f:
         f.write(b"not a TorchScript archive")
+    copy_model(test_store, "tiny_cnn", s, "bad_config", config="max_batch_size: lots\n")
     return s
 
 
@@ -83,7 +84,14 @@ def test_every_calibrated_model_has_its_ladder_and_a_choice_that_follows_the_rul
         print(f"\n{name} ({c['note']}): " +
               ", ".join(f"b{b} {ms:.3f} ms {per:.3f}/item{'*' if ch else ''}"
                         for b, ms, per, ch in rows) + f" -> up to {c['max_batch_size']}")
-        assert [b for b, _, _, _ in rows] == ladder(max_batch_size), f"{name}: {rows}"
+        measured = [b for b, _, _, _ in rows]
+        if name == "mobilenet_v3_small" and "ladder stopped before batch" in c["note"]:
+            # The server's budget stops the ladder of a model that is slow on this
+            # (loaded) machine and says where; the tiny models always fit.
+            stop = int(c["note"].split("ladder stopped before batch ")[1].split(";")[0])
+            assert measured == [b for b in ladder(max_batch_size) if b < stop], (name, rows)
+        else:
+            assert measured == ladder(max_batch_size), f"{name}: {rows}"
         # The executor the plan gives it, with that executor's threads and cores;
         # the clock the scheduler uses for that many threads.
         assert c["executor"] in models[name]["executors"], (name, c["executor"])
@@ -124,8 +132,13 @@ def test_a_model_that_cannot_load_is_named_exit_2(calibrated):
     broken = next(m for m in doc["models"] if m["name"] == "broken")["batch_calibration"]
     assert not broken["calibrated"], broken
     assert "model 'broken'" in broken["error"] and "model.pt" in broken["error"], broken
-    assert doc["model_errors"] == [broken["error"]], doc["model_errors"]
+    # A config that fails is left out of the plan, as without --calibrate, and named.
+    assert "bad_config" not in [m["name"] for m in doc["models"]]
+    config_error, load_error = doc["model_errors"]
+    assert "bad_config/config.yaml" in config_error and "max_batch_size" in config_error, config_error
+    assert load_error == broken["error"], doc["model_errors"]
     assert "inferd topology: model 'broken'" in r.stderr, r.stderr
+    assert "bad_config" in r.stderr, r.stderr
     # Only the broken one failed.
     failed = [m["name"] for m in doc["models"] if "error" in m["batch_calibration"]]
     assert failed == ["broken"], failed
