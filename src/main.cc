@@ -11,6 +11,7 @@
 #include "memory/allocator.h"
 #include "backend/torch/torch_backend.h"
 #include "plan/plan_command.h"
+#include "profile/calibration_annotation.h"
 #include "profile/profile_command.h"
 #include "topology/topology_command.h"
 
@@ -59,8 +60,14 @@ int main(int argc, char** argv) {
 
   inferd::topology::TopologyCommandOptions topo;
   auto* t = app.add_subcommand("topology", "print the CPU budget and the core plan");
-  t->add_option("--model-store", topo.model_store, "plan for the models of this store");
+  auto* topo_store =
+      t->add_option("--model-store", topo.model_store, "plan for the models of this store");
   t->add_flag("--json", topo.json, "JSON instead of text");
+  bool calibrate = false;
+  t->add_flag("--calibrate", calibrate,
+              "load each model and calibrate its batch sizes on its planned executor, as the "
+              "server does at load; exit 2 if a model fails")
+      ->needs(topo_store);
   t->add_option("--cpus", topo.cpus, "narrow the CPU budget, e.g. 0-3,6");
   t->add_option("--auto-threads", topo.plan.auto_threads, "cores per executor for auto models")
       ->capture_default_str();
@@ -115,6 +122,13 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   if (*s) return inferd::app::RunServe(serve);
+  if (*t && calibrate) {
+    auto backend = inferd::backend::TorchBackend::Create();
+    if (!backend.ok()) return std::cerr << backend.status().message() << "\n", 1;
+    return inferd::topology::RunTopologyCommand(
+        topo, std::cout, std::cerr,
+        inferd::profile::BatchCalibrationAnnotator(**backend, topo.model_store));
+  }
   if (*t) return inferd::topology::RunTopologyCommand(topo, std::cout);
   if (*b) return inferd::bench::RunBench(bench);
   if (*p && !profile.store_dir.empty()) {

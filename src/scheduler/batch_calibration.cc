@@ -24,6 +24,14 @@ CallTimer WallTimer() {
   };
 }
 
+CallTimer ExecutorTimer(int num_threads) {
+  return num_threads <= 1 ? ThreadCpuTimer() : WallTimer();
+}
+
+std::string ExecutorClockName(int num_threads) {
+  return num_threads <= 1 ? "executor thread CPU time" : "wall time";
+}
+
 std::vector<int> BatchCalibration::chosen_sizes() const {
   std::vector<int> out;
   for (const Size& s : sizes) {

@@ -28,6 +28,13 @@ CallTimer ThreadCpuTimer();
 // Wall time, for executors with several intra-op threads.
 CallTimer WallTimer();
 
+// The clock an executor of `num_threads` intra-op threads calibrates with, as
+// the scheduler chooses it: ThreadCpuTimer for one thread (its CPU time is the
+// whole cost), else WallTimer (the pool's other threads work too). The name is
+// what the calibration's note ends with ("executor thread CPU time", "wall time").
+CallTimer ExecutorTimer(int num_threads);
+std::string ExecutorClockName(int num_threads);
+
 struct CalibrationOptions {
   // Measuring stops growing the ladder, and timing rounds, past the budget:
   // CalibrationBudget scales it from batch 1's cost, between these two.

@@ -32,8 +32,8 @@ StatusOr<std::vector<config::ModelConfig>> LoadStoreConfigs(const std::string& d
   return configs;
 }
 
-int RunTopologyCommand(const TopologyCommandOptions& options, std::ostream& out,
-                       std::ostream& err) {
+int RunTopologyCommand(const TopologyCommandOptions& options, std::ostream& out, std::ostream& err,
+                       const ModelAnnotator& annotate) {
   DetectOptions detect = options.detect;
   if (!options.cpus.empty()) detect.cpus = options.cpus;
   auto budget = DetectCpuBudget(detect);
@@ -42,8 +42,8 @@ int RunTopologyCommand(const TopologyCommandOptions& options, std::ostream& out,
     return 1;
   }
   std::vector<config::ModelConfig> models;
+  std::vector<std::string> problems;
   if (!options.model_store.empty()) {
-    std::vector<std::string> problems;
     auto loaded = LoadStoreConfigs(options.model_store, &problems);
     if (!loaded.ok()) {
       err << "inferd topology: " << loaded.status().message() << "\n";
@@ -57,12 +57,37 @@ int RunTopologyCommand(const TopologyCommandOptions& options, std::ostream& out,
     err << "inferd topology: " << plan.status().message() << "\n";
     return 1;
   }
-  if (options.json) {
-    WriteTopologyJson(*budget, *plan, out);
-  } else {
-    WriteTopologyText(*budget, *plan, out);
+  if (!annotate) {
+    if (options.json) {
+      WriteTopologyJson(*budget, *plan, out);
+    } else {
+      WriteTopologyText(*budget, *plan, out);
+    }
+    return 0;
   }
-  return 0;
+  PlanAnnotations annotations;
+  annotations.errors = problems;
+  for (const PlannedModel& planned : plan->models) {
+    auto config = std::find_if(models.begin(), models.end(), [&](const config::ModelConfig& c) {
+      return c.name == planned.name;
+    });
+    if (config == models.end()) {  // MakeCorePlan plans the configs it is given, no other
+      annotations.models.push_back({});
+      continue;
+    }
+    annotations.models.push_back(annotate(*config, planned, *plan));
+    const std::string& error = annotations.models.back().error;
+    if (!error.empty()) {
+      err << "inferd topology: " << error << "\n";
+      annotations.errors.push_back(error);
+    }
+  }
+  if (options.json) {
+    WriteTopologyJson(*budget, *plan, out, &annotations);
+  } else {
+    WriteTopologyText(*budget, *plan, out, &annotations);
+  }
+  return annotations.errors.empty() ? 0 : 2;
 }
 
 }  // namespace inferd::topology

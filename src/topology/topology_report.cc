@@ -25,7 +25,8 @@ std::string Instances(const PlannedModel& m) {
 
 }  // namespace
 
-void WriteTopologyText(const CpuBudget& b, const CorePlan& plan, std::ostream& out) {
+void WriteTopologyText(const CpuBudget& b, const CorePlan& plan, std::ostream& out,
+                       const PlanAnnotations* annotations) {
   const HardwareTopology& hw = b.hardware;
   out << "Hardware (" << hw.source << "): " << Plural(hw.num_packages, "package") << ", "
       << Plural(static_cast<int>(hw.numa_nodes.size()), "NUMA node") << ", "
@@ -69,15 +70,23 @@ void WriteTopologyText(const CpuBudget& b, const CorePlan& plan, std::ostream& o
         << ")\n";
   }
   if (!plan.models.empty()) out << "Models:\n";
-  for (const auto& m : plan.models) {
+  for (size_t i = 0; i < plan.models.size(); ++i) {
+    const PlannedModel& m = plan.models[i];
     out << "  " << m.name << ": instances " << Instances(m) << " -> up to " << m.max_concurrency
         << " at once on executors " << FormatCpuList(m.executor_ids) << "\n";
+    if (annotations && i < annotations->models.size()) {
+      for (const auto& line : annotations->models[i].text) out << "    " << line << "\n";
+    }
   }
   for (const auto& w : plan.warnings) out << "  warning: " << w << "\n";
   for (const auto& n : plan.notes) out << "  note: " << n << "\n";
+  if (annotations) {
+    for (const auto& e : annotations->errors) out << "Error: " << e << "\n";
+  }
 }
 
-void WriteTopologyJson(const CpuBudget& b, const CorePlan& plan, std::ostream& out) {
+void WriteTopologyJson(const CpuBudget& b, const CorePlan& plan, std::ostream& out,
+                       const PlanAnnotations* annotations) {
   const HardwareTopology& hw = b.hardware;
   JsonWriter w;
   w.BeginObject();
@@ -133,7 +142,8 @@ void WriteTopologyJson(const CpuBudget& b, const CorePlan& plan, std::ostream& o
   }
   w.EndArray();
   w.Key("models").BeginArray();
-  for (const auto& m : plan.models) {
+  for (size_t i = 0; i < plan.models.size(); ++i) {
+    const PlannedModel& m = plan.models[i];
     w.BeginObject().Key("name").String(m.name).Key("instances");
     if (m.automatic) {
       w.String("auto");
@@ -142,7 +152,19 @@ void WriteTopologyJson(const CpuBudget& b, const CorePlan& plan, std::ostream& o
       w.Key("threads").Int(m.requested_threads).EndObject();
     }
     w.Key("max_concurrency").Int(m.max_concurrency);
-    w.Key("executors").IntArray(m.executor_ids).EndObject();
+    w.Key("executors").IntArray(m.executor_ids);
+    if (annotations && i < annotations->models.size()) {
+      const ModelAnnotation& a = annotations->models[i];
+      if (!a.json_key.empty()) {
+        w.Key(a.json_key);
+        if (a.json_value.empty()) {
+          w.Null();
+        } else {
+          w.BeginRawValue() += a.json_value;
+        }
+      }
+    }
+    w.EndObject();
   }
   w.EndArray();
   w.Key("warnings").BeginArray();
@@ -152,6 +174,11 @@ void WriteTopologyJson(const CpuBudget& b, const CorePlan& plan, std::ostream& o
   for (const auto& s : b.notes) w.String(s);
   for (const auto& s : plan.notes) w.String(s);
   w.EndArray();
+  if (annotations) {
+    w.Key("model_errors").BeginArray();
+    for (const auto& s : annotations->errors) w.String(s);
+    w.EndArray();
+  }
   w.EndObject();
   out << w.str() << "\n";
 }

@@ -26,6 +26,15 @@ TEST(BatchCalibrationTest, LadderIsPowersOfTwoAndTheMax) {
   EXPECT_EQ(CalibrationLadder(1), (std::vector<int>{1}));
 }
 
+TEST(BatchCalibrationTest, OneThreadExecutorsUseThreadCpuTimeOthersWallTime) {
+  // The names end the calibration's note; `inferd topology --calibrate` and
+  // the server's log must say the same.
+  EXPECT_EQ(ExecutorClockName(1), "executor thread CPU time");
+  EXPECT_EQ(ExecutorClockName(0), "executor thread CPU time");
+  EXPECT_EQ(ExecutorClockName(2), "wall time");
+  EXPECT_EQ(ExecutorClockName(8), "wall time");
+}
+
 TEST(BatchCalibrationTest, ChoosesEverySizeWhoseCostPerItemFalls) {
   // MobileNetV3-small with a good allocator: 3.1, 2.5, 2.1, 2.1 ms per item.
   BatchCalibration c = Table({{1, 3.1}, {2, 5.0}, {4, 8.4}, {8, 16.8}});

@@ -103,5 +103,90 @@ TEST(TopologyCommandTest, ErrorsGoToErrWithExitCodeOne) {
   EXPECT_NE(err2.str().find("--cpus"), std::string::npos);
 }
 
+TEST(TopologyCommandTest, WithoutAnAnnotatorTheReportHasNoAnnotations) {
+  FakeTree t;
+  t.Write("store/a/config.yaml", kInputs);
+  TopologyCommandOptions o = SyntheticOptions(t);
+  o.model_store = t.Path("store");
+  o.json = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunTopologyCommand(o, out, err), 0) << err.str();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(out.str()).get(doc), simdjson::SUCCESS) << out.str();
+  EXPECT_EQ(doc["model_errors"].error(), simdjson::NO_SUCH_FIELD);
+  auto model = doc["models"].get_array().at(0);
+  EXPECT_EQ(model["batch_calibration"].error(), simdjson::NO_SUCH_FIELD) << out.str();
+}
+
+// An annotator that records what it was asked and fails for model "b".
+struct RecordingAnnotator {
+  std::vector<std::string> seen;  // model names, in the order asked
+  ModelAnnotator get() {
+    return [this](const config::ModelConfig& c, const PlannedModel& m, const CorePlan& plan) {
+      EXPECT_EQ(c.name, m.name);
+      EXPECT_EQ(plan.FindModel(m.name), &m);  // the plan's own entry
+      seen.push_back(c.name);
+      ModelAnnotation a;
+      a.json_key = "extra";
+      a.json_value = "{\"of\":\"" + c.name + "\"}";
+      a.text = {"extra of " + c.name};
+      if (c.name == "b") a.error = "model 'b': cannot load";
+      return a;
+    };
+  }
+};
+
+TEST(TopologyCommandTest, AnnotationsJoinTheirModelsAndFailuresExitTwo) {
+  FakeTree t;
+  t.Write("store/a/config.yaml", kInputs);
+  t.Write("store/b/config.yaml", kInputs);
+  t.Write("store/broken/config.yaml", "max_batch_size: lots\n");
+  TopologyCommandOptions o = SyntheticOptions(t);
+  o.model_store = t.Path("store");
+  o.json = true;
+  RecordingAnnotator annotator;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunTopologyCommand(o, out, err, annotator.get()), 2) << err.str();
+  EXPECT_EQ(annotator.seen, (std::vector<std::string>{"a", "b"}));
+  EXPECT_NE(err.str().find("model 'b': cannot load"), std::string::npos) << err.str();
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(out.str()).get(doc), simdjson::SUCCESS) << out.str();
+  auto models = doc["models"].get_array();
+  ASSERT_EQ(models.size(), 2u);
+  EXPECT_EQ(std::string_view(models.at(0)["extra"]["of"]), "a");
+  EXPECT_EQ(std::string_view(models.at(1)["extra"]["of"]), "b");
+  std::vector<std::string> errors;
+  for (auto e : doc["model_errors"].get_array()) errors.emplace_back(std::string_view(e));
+  ASSERT_EQ(errors.size(), 2u) << out.str();  // the config left out, then the load
+  EXPECT_NE(errors[0].find("broken"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[1], "model 'b': cannot load");
+
+  o.json = false;
+  std::ostringstream text, err2;
+  EXPECT_EQ(RunTopologyCommand(o, text, err2, annotator.get()), 2);
+  const std::string s = text.str();
+  EXPECT_NE(s.find("\n    extra of a\n"), std::string::npos) << s;
+  EXPECT_LT(s.find("extra of a"), s.find("  b: instances")) << s;
+  EXPECT_NE(s.find("Error: model 'b': cannot load"), std::string::npos) << s;
+}
+
+TEST(TopologyCommandTest, AnnotationsThatAllSucceedExitZero) {
+  FakeTree t;
+  t.Write("store/a/config.yaml", kInputs);
+  TopologyCommandOptions o = SyntheticOptions(t);
+  o.model_store = t.Path("store");
+  o.json = true;
+  RecordingAnnotator annotator;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunTopologyCommand(o, out, err, annotator.get()), 0) << err.str();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(out.str()).get(doc), simdjson::SUCCESS) << out.str();
+  EXPECT_EQ(doc["model_errors"].get_array().size(), 0u);
+}
+
 }  // namespace
 }  // namespace inferd::topology
