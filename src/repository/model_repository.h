@@ -110,7 +110,9 @@ class ModelRepository {
   StatusOr<ModelHandle> Get(const std::string& model, std::optional<int64_t> version = {}) const;
 
   // Scans the store for `model` again and loads (or reloads) every version;
-  // the old versions serve until the new ones are ready. `done` runs once,
+  // the old versions serve until the new ones are ready, and a request that
+  // enqueues through an old version's handle after that is served by the new
+  // instance of the same version (ServedModel::Enqueue). `done` runs once,
   // on a repository thread (or at once for a bad or unknown name).
   using DoneCallback = std::function<void(Status)>;
   void LoadAsync(const std::string& model, DoneCallback done);

@@ -45,10 +45,41 @@ class ServedModel::InFlight {
   ModelHandle model_;
 };
 
+// The completion the scheduler gets: a named type, so that a refused one
+// can give the caller's completion back (std::function::target).
+struct ServedModel::Counted {
+  std::shared_ptr<InFlight> token;
+  scheduler::Completion done;
+  void operator()(StatusOr<scheduler::InferenceResponse> result) const { done(std::move(result)); }
+};
+
+Status ServedModel::EnqueueHere(scheduler::InferenceRequest& request, scheduler::Completion& done) {
+  scheduler::Completion counted =
+      Counted{std::make_shared<InFlight>(shared_from_this()), std::move(done)};
+  Status st = parts_.scheduler->Enqueue(*parts_.queue, std::move(request), std::move(counted));
+  // Refused: the scheduler left `counted` to us; take the caller's completion back.
+  if (Counted* kept = st.ok() ? nullptr : counted.target<Counted>()) done = std::move(kept->done);
+  return st;
+}
+
 Status ServedModel::Enqueue(scheduler::InferenceRequest request, scheduler::Completion done) {
-  auto counted = [token = std::make_shared<InFlight>(shared_from_this()), done = std::move(done)](
-                     StatusOr<scheduler::InferenceResponse> result) { done(std::move(result)); };
-  return parts_.scheduler->Enqueue(*parts_.queue, std::move(request), std::move(counted));
+  ModelHandle held;  // keeps `at` alive when it is a successor
+  ServedModel* at = this;
+  for (int hop = 0;; ++hop) {
+    Status st = at->EnqueueHere(request, done);
+    // retired_ is set before the queue is removed, so a refusal that finds it
+    // set may be the retirement's. (One for another reason just before it,
+    // draining or held bytes, meets the same checks at the successor.)
+    if (st.ok() || st.code() != StatusCode::kUnavailable ||
+        !at->retired_.load(std::memory_order_acquire) || !at->parts_.successor ||
+        hop == kMaxSuccessorHops) {
+      return st;
+    }
+    ModelHandle next = at->parts_.successor();
+    if (!next || next.get() == at) return st;
+    held = std::move(next);
+    at = held.get();
+  }
 }
 
 size_t ServedModel::QueueDepth() const { return parts_.scheduler->QueueDepth(*parts_.queue); }

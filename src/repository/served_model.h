@@ -14,6 +14,13 @@
 // the scheduler either. `on_idle` runs (on the thread that destroys the last
 // completion) when the version's last request in flight is gone, so that the
 // repository can retry a load that waits for room in the budget.
+//
+// A reload replaces a version's instance with a new one and retires the old:
+// a request that resolved the old handle just before then reaches a retired
+// queue. Enqueue hands such a request to `successor` (the instance the
+// repository now serves for the same name and version, or null when it serves
+// none: unloaded by hand, evicted, version gone from the store, shutting
+// down), so that a reload never refuses a request it raced.
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
@@ -47,7 +54,15 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
     std::shared_ptr<internal::LoadMemory> memory;
     std::function<void()> on_release;  // run by the destructor; may be empty
     std::function<void()> on_idle;     // see above; may be empty
+    // The repository's ready instance for this name and version now (never a
+    // version retired before it was asked), or null. Called by Enqueue on the
+    // caller's thread with no lock held; it takes the repository's mutex and
+    // must not call the scheduler. May be empty (no successor, ever).
+    std::function<std::shared_ptr<ServedModel>()> successor;
   };
+  // Successors tried, one after the other, for one request: each is asked
+  // only when the previous one retired meanwhile.
+  static constexpr int kMaxSuccessorHops = 3;
   explicit ServedModel(Parts parts);
   ~ServedModel();
   ServedModel(const ServedModel&) = delete;
@@ -64,8 +79,11 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
   // Stops accepting requests; those already queued still run. Idempotent.
   void Retire();
 
-  // See Scheduler::Enqueue for ownership and errors. The completion keeps a
-  // handle to this version until it has run.
+  // See Scheduler::Enqueue for errors. On OK the completion will run once and
+  // keeps a handle to the instance that queued the request until it has run;
+  // on error it is not called (and is dropped). When this instance is retired
+  // (Retire), the request goes to `successor` instead, with the same handling
+  // there; when there is none, the refusal is kUnavailable "is being unloaded".
   Status Enqueue(scheduler::InferenceRequest request, scheduler::Completion done);
   size_t QueueDepth() const;
   // Requests enqueued whose completion has not run yet.
@@ -73,6 +91,10 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
 
  private:
   class InFlight;
+  struct Counted;
+  // Enqueues on this instance only; moves from `request` and `done` only on
+  // success (Scheduler::Enqueue).
+  Status EnqueueHere(scheduler::InferenceRequest& request, scheduler::Completion& done);
 
   Parts parts_;
   std::atomic<bool> retired_{false};

@@ -2,9 +2,12 @@
 // gets back. Native types only: JSON and protobuf stay in http/ and grpc/.
 //
 // Ownership: the scheduler owns a request from a successful Enqueue until it
-// calls the completion, exactly once, on an executor thread (or on the calling
-// thread when Enqueue itself fails, in which case the completion is NOT called
-// and the Status is returned instead).
+// calls the completion, exactly once, on an executor thread. When Enqueue
+// itself fails, the completion is NOT called and the Status is returned
+// instead; Scheduler::Enqueue then leaves the request and the completion with
+// the caller (it moves from them only on success), so that they can be queued
+// elsewhere (repository::ServedModel hands them to a reloaded version's
+// replacement).
 #pragma once
 
 #include <cstdint>

@@ -34,11 +34,16 @@ int LevelKey(int priority) { return priority == 0 ? 3 : 2 * priority; }
 
 }  // namespace
 
-Status ModelQueue::Push(QueuedRequest entry) {
+Status ModelQueue::CheckRoom() const {
   if (static_cast<int>(size_) >= spec_.config.max_queue_size) {
     return ResourceExhausted("model '" + spec_.name + "' is overloaded: its queue holds " +
                              std::to_string(size_) + " requests (max_queue_size); retry later");
   }
+  return Status::Ok();
+}
+
+Status ModelQueue::Push(QueuedRequest entry) {
+  RETURN_IF_ERROR(CheckRoom());
   entry.seq = next_seq_++;
   levels_[LevelKey(entry.request.priority)].push_back(std::move(entry));
   ++size_;

@@ -80,7 +80,9 @@ class ModelQueue {
   // The largest batch this queue forms, in items.
   int max_items() const REQUIRES(mu_);
 
-  // Fails with kResourceExhausted when max_queue_size requests are queued.
+  // kResourceExhausted when max_queue_size requests are queued, else OK.
+  Status CheckRoom() const REQUIRES(mu_);
+  // Fails as CheckRoom does (the entry is then dropped).
   Status Push(QueuedRequest entry) REQUIRES(mu_);
   size_t size() const REQUIRES(mu_) { return size_; }
   bool empty() const REQUIRES(mu_) { return size_ == 0; }

@@ -147,24 +147,30 @@ class Scheduler::Impl {
     }
   }
 
-  Status Enqueue(ModelQueue& queue, InferenceRequest request, Completion done) {
+  // Moves from `request` and `done` only once the request is queued (see
+  // Scheduler::Enqueue): every refusal returns before the Push.
+  Status Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done) {
     ASSIGN_OR_RETURN(int items,
                      ValidateRequest(queue.config(), static_cast<bool>(queue.spec().hooks.preprocess),
                                      &request));
-    request.enqueue_time = options_.clock->Now();
+    const TimePoint now = options_.clock->Now();
     const size_t bytes = RequestBytes(request);
-    if (request.deadline == TimePoint::max()) {
-      request.deadline =
-          request.enqueue_time + std::chrono::milliseconds(queue.config().request_timeout_ms);
+    // Set on the request only when it is queued: a refused request's deadline
+    // stays unset, for the next queue's request_timeout_ms.
+    TimePoint deadline = request.deadline;
+    if (deadline == TimePoint::max()) {
+      deadline = now + std::chrono::milliseconds(queue.config().request_timeout_ms);
     }
     {
       MutexLock lock(&mu_);
       queue.AssertLockedBy(&mu_);
+      // First, and not counted as a rejection: the repository may hand the
+      // request to the version's replacement (ServedModel::Enqueue).
+      if (queue.removed()) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
       if (draining_ || stopping_) {
         Count(queue.metrics().draining);
         return Unavailable("server is draining: not accepting requests");
       }
-      if (queue.removed()) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
       const size_t max = options_.max_queue_bytes;
       if (max > 0 && bytes > max - held_bytes_) {  // held_bytes_ <= max always
         Count(queue.metrics().queue_bytes);
@@ -175,11 +181,14 @@ class Scheduler::Impl {
         if (ShouldLog()) spdlog::warn("refusing requests with 503: {}", what);
         return Unavailable(what + "; retry later");
       }
-      Status pushed = queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0, bytes});
-      if (!pushed.ok()) {
+      if (Status room = queue.CheckRoom(); !room.ok()) {
         Count(queue.metrics().queue_full);
-        return pushed;
+        return room;
       }
+      request.enqueue_time = now;
+      request.deadline = deadline;
+      // Cannot fail: CheckRoom passed under the same lock.
+      RETURN_IF_ERROR(queue.Push(QueuedRequest{std::move(request), std::move(done), items, 0, bytes}));
       Hold(bytes);
       ++outstanding_;
       SetDepth(queue);
@@ -594,7 +603,7 @@ std::shared_ptr<ModelQueue> Scheduler::AddModel(ModelSpec spec) {
   return impl_->AddModel(std::move(spec));
 }
 void Scheduler::RemoveModel(const std::shared_ptr<ModelQueue>& queue) { impl_->RemoveModel(queue); }
-Status Scheduler::Enqueue(ModelQueue& queue, InferenceRequest request, Completion done) {
+Status Scheduler::Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done) {
   return impl_->Enqueue(queue, std::move(request), std::move(done));
 }
 void Scheduler::StopAccepting() { impl_->StopAccepting(); }

@@ -102,11 +102,15 @@ class Scheduler {
   void RemoveModel(const std::shared_ptr<ModelQueue>& queue);
 
   // Validates `request` against the model's config and queues it. On OK the
-  // scheduler owns the request and calls `done` exactly once, later, on an
-  // executor thread. On error `done` is not called: kInvalidArgument (shape,
+  // scheduler has moved from `request` and `done`, owns the request, and calls
+  // `done` exactly once, later, on an executor thread. On error neither is
+  // moved from and `done` is not called: the caller still owns both, with the
+  // request's inputs possibly put in the config's order (nothing else is
+  // changed), and may enqueue them elsewhere. Errors: kInvalidArgument (shape,
   // dtype, missing input...), kResourceExhausted (queue full), kUnavailable
-  // (draining, model removed, or max_queue_bytes held).
-  Status Enqueue(ModelQueue& queue, InferenceRequest request, Completion done);
+  // (model removed, draining, or max_queue_bytes held; a removed model is
+  // checked first and its refusals are not counted as rejections).
+  Status Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done);
 
   // Refuses new requests from now on (kUnavailable); returns at once.
   void StopAccepting();

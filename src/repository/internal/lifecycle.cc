@@ -478,6 +478,24 @@ std::function<void()> Lifecycle::OnIdle() {
   };
 }
 
+std::function<ModelHandle()> Lifecycle::Successor(const std::string& model, int64_t version) {
+  std::weak_ptr<Lifecycle> weak = weak_from_this();
+  return [weak, model, version]() -> ModelHandle {
+    auto self = weak.lock();
+    return self ? self->ReadyInstance(model, version) : nullptr;
+  };
+}
+
+// Copied out under mu_, as every handle is (EvictableLocked counts on it); the
+// copy is never the last, so no release runs under mu_.
+ModelHandle Lifecycle::ReadyInstance(const std::string& model, int64_t version) const {
+  MutexLock lock(&mu_);
+  const Entry* e = FindLocked(model);
+  if (!e) return nullptr;
+  StatusOr<ModelHandle> handle = ResolveLocked(*e, version);
+  return handle.ok() ? *handle : nullptr;
+}
+
 void Lifecycle::RetryParkedLocked() {
   if (parked_.empty() || !accepting_jobs_) return;
   for (const auto& name : parked_) {

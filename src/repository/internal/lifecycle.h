@@ -7,7 +7,9 @@
 // Retire, a caller's callback, release_memory) and never while dropping a
 // ModelHandle, because the last handle's destructor calls back in
 // (Released). Handles and callbacks are moved out under the lock and dropped
-// or called after it.
+// or called after it. An instance asks for its successor (ReadyInstance) from
+// ServedModel::Enqueue, on a request's thread, holding no lock: mu_ is taken
+// and released before the scheduler is called.
 //
 // The budget's ledger: every live ServedModel instance has a Charge (its
 // footprint bytes) from the moment it is installed until its destructor runs,
@@ -157,6 +159,10 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   void Released(uint64_t serial);
   std::function<void()> OnRelease(uint64_t serial);
   std::function<void()> OnIdle();
+  // ServedModel::Parts::successor of `model`'s `version`: what Get(model,
+  // version) answers when it answers a handle, else null.
+  std::function<ModelHandle()> Successor(const std::string& model, int64_t version);
+  ModelHandle ReadyInstance(const std::string& model, int64_t version) const EXCLUDES(mu_);
   // Posts the loads that wait for room again (something was freed or went idle).
   void RetryParkedLocked() REQUIRES(mu_);
   void UpdateGaugesLocked() REQUIRES(mu_);

@@ -254,7 +254,7 @@ void Lifecycle::RunLoad(const std::string& name) {
       const auto start = std::chrono::steady_clock::now();
       auto handle = LoadVersion(load_context_, config, dir, stored, known, memory,
                                 defer_calibration, known.measured ? nullptr : options_.resident_bytes,
-                                OnRelease(serial), OnIdle());
+                                {OnRelease(serial), OnIdle(), Successor(name, stored.version)});
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (metrics_) metrics_->load_seconds->Observe(seconds);

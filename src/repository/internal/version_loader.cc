@@ -16,7 +16,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const std::shared_ptr<LoadMemory>& memory,
                                   bool defer_calibration,
                                   const std::function<int64_t()>& resident_bytes,
-                                  std::function<void()> on_release, std::function<void()> on_idle) {
+                                  InstanceCallbacks callbacks) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t rss_before = resident_bytes ? resident_bytes() : 0;
 
@@ -71,8 +71,9 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   parts.scheduler = context.scheduler;
   parts.memory = memory;
   parts.footprint = f;
-  parts.on_release = std::move(on_release);
-  parts.on_idle = std::move(on_idle);
+  parts.on_release = std::move(callbacks.on_release);
+  parts.on_idle = std::move(callbacks.on_idle);
+  parts.successor = std::move(callbacks.successor);
   return std::make_shared<ServedModel>(std::move(parts));
 }
 

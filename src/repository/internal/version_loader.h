@@ -39,12 +39,19 @@ inline constexpr int64_t kFileFactor = 2;
 inline constexpr int64_t kFixedOverhead = int64_t{1} << 20;
 int64_t EstimateFootprint(const StoredVersion& stored, const Footprint& known);
 
+// What the instance calls back into the repository with (ServedModel::Parts).
+struct InstanceCallbacks {
+  std::function<void()> on_release;
+  std::function<void()> on_idle;
+  std::function<ModelHandle()> successor;
+};
+
 StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const config::ModelConfig& config, const std::string& dir,
                                   const StoredVersion& stored, const Footprint& known,
                                   const std::shared_ptr<LoadMemory>& memory,
                                   bool defer_calibration,
                                   const std::function<int64_t()>& resident_bytes,
-                                  std::function<void()> on_release, std::function<void()> on_idle);
+                                  InstanceCallbacks callbacks);
 
 }  // namespace inferd::repository::internal

@@ -277,9 +277,8 @@ TEST_F(ModelRepositoryTest, AReloadServesTheOldVersionUntilTheNewOneIsReady) {
   ASSERT_TRUE(reload_status.ok());
   EXPECT_NE(repo.Get("a")->get(), old.get());
   EXPECT_EQ(repo.GetStatus("a")->state, ModelState::kReady);
-  EXPECT_EQ(old->Enqueue(Request(), [](StatusOr<scheduler::InferenceResponse>) {}).code(),
-            StatusCode::kUnavailable)
-      << "the old instance is retired";
+  // The old instance is retired: what a request through it gets is in
+  // successor_test.cc.
 }
 
 }  // namespace

@@ -374,6 +374,98 @@ TEST_F(SchedulerTest, BadRequestIsRefusedWithoutReachingTheModel) {
   EXPECT_TRUE(model_->calls().empty());
 }
 
+// Enqueue moves from the request and its completion only when it queues
+// them: after any refusal the caller still has both, as they were, and may
+// queue them elsewhere (ServedModel hands them to a reloaded version's
+// replacement).
+TEST_F(SchedulerTest, ARefusedRequestAndItsCompletionStayWithTheCaller) {
+  auto c = Config(1);
+  c.max_queue_size = 1;
+  max_queue_bytes_ = 30;  // a request {1, 2} holds 8 bytes, plus its id
+  Start(c);
+  model_->CloseGate();
+  auto running = Submit(0);
+  model_->WaitForCalls(1);
+  auto queued = Submit(1);  // queue_ is full; 16 bytes held
+
+  auto answer = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+  InferenceRequest r;
+  r.id = "kept";  // 12 bytes in all
+  r.inputs = {{"x", FloatTensor({1, 2}, 5)}};
+  Completion done = [answer](StatusOr<InferenceResponse> res) { answer->set_value(std::move(res)); };
+  auto expect_kept = [&](const Status& st, StatusCode code, const std::string& why) {
+    EXPECT_EQ(st.code(), code) << why << ": " << st.ToString();
+    EXPECT_EQ(r.id, "kept") << why;
+    ASSERT_EQ(r.inputs.size(), 1u) << why;
+    EXPECT_EQ(Floats(r.inputs[0].tensor), (std::vector<float>{5, 6})) << why;
+    EXPECT_EQ(r.deadline, TimePoint::max()) << why << ": the next queue sets it";
+    EXPECT_TRUE(static_cast<bool>(done)) << why;
+  };
+  expect_kept(scheduler_->Enqueue(*queue_, std::move(r), std::move(done)),
+              StatusCode::kResourceExhausted, "queue full");
+
+  ModelSpec spec;
+  spec.name = "m:2";
+  spec.version = "2";
+  spec.config = c;
+  spec.model = model_;
+  auto other = scheduler_->AddModel(spec);
+  // Another model's request fills the bytes.
+  auto other_promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+  InferenceRequest o;
+  o.inputs = {{"x", FloatTensor({1, 2}, 7)}};
+  ASSERT_TRUE(scheduler_
+                  ->Enqueue(*other, std::move(o),
+                            [other_promise](StatusOr<InferenceResponse> res) {
+                              other_promise->set_value(std::move(res));
+                            })
+                  .ok());  // 24 bytes held: `r` would make 36
+  expect_kept(scheduler_->Enqueue(*other, std::move(r), std::move(done)), StatusCode::kUnavailable,
+              "max_queue_bytes");
+
+  spec.name = "m:3";
+  spec.version = "3";
+  auto removed = scheduler_->AddModel(spec);
+  scheduler_->RemoveModel(removed);
+  expect_kept(scheduler_->Enqueue(*removed, std::move(r), std::move(done)),
+              StatusCode::kUnavailable, "model removed");
+
+  InferenceRequest bad;
+  bad.id = "bad";
+  bad.inputs = {{"x", FloatTensor({1, 3}, 1)}};
+  Completion bad_done = [](StatusOr<InferenceResponse>) { ADD_FAILURE() << "refused"; };
+  EXPECT_EQ(scheduler_->Enqueue(*queue_, std::move(bad), std::move(bad_done)).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.id, "bad");
+  ASSERT_EQ(bad.inputs.size(), 1u);
+  EXPECT_EQ(bad.inputs[0].tensor.shape(), (Shape{1, 3}));
+  EXPECT_TRUE(static_cast<bool>(bad_done));
+
+  model_->OpenGate();
+  EXPECT_TRUE(running.get().ok());
+  EXPECT_TRUE(queued.get().ok());
+  EXPECT_TRUE(other_promise->get_future().get().ok());
+  ASSERT_TRUE(scheduler_->WaitIdle(TimePoint::max()));
+  // Queued at last, and answered through the completion it kept.
+  ASSERT_TRUE(scheduler_->Enqueue(*queue_, std::move(r), std::move(done)).ok());
+  auto res = answer->get_future().get();
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_EQ(res->id, "kept");
+  EXPECT_EQ(Floats(res->outputs[0].tensor), (std::vector<float>{5, 6}));
+
+  scheduler_->StopAccepting();
+  InferenceRequest late;
+  late.id = "late";
+  late.inputs = {{"x", FloatTensor({1, 2}, 1)}};
+  Completion late_done = [](StatusOr<InferenceResponse>) { ADD_FAILURE() << "refused"; };
+  EXPECT_EQ(scheduler_->Enqueue(*queue_, std::move(late), std::move(late_done)).code(),
+            StatusCode::kUnavailable);
+  EXPECT_EQ(late.id, "late");
+  EXPECT_EQ(late.inputs.size(), 1u);
+  EXPECT_EQ(late.deadline, TimePoint::max());
+  EXPECT_TRUE(static_cast<bool>(late_done));
+}
+
 TEST_F(SchedulerTest, DrainFinishesAcceptedWorkAndRefusesNew) {
   Start(Config(1));
   model_->CloseGate();
