@@ -237,7 +237,8 @@ StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& ima
   }
   if (items.empty()) return InvalidArgument("no image in the request");
   const Image8& first = items[0];
-  Tensor tensor = Tensor::Allocate(
+  // Write fills every byte of every item: no zero fill first.
+  Tensor tensor = Tensor::AllocateUninitialized(
       dtype_, {static_cast<int64_t>(items.size()), channels_, first.height, first.width});
   const size_t item_bytes =
       static_cast<size_t>(channels_) * first.height * first.width * DataTypeSize(dtype_);

@@ -2,7 +2,9 @@
 // (padding variable dims with the input's pad_value where they differ) and
 // splits the outputs back per request (cutting padded dims back to each
 // request's own length where an output follows that dim).
-// Pure functions; thread-safe; inputs are never modified.
+// Pure functions; thread-safe; inputs are never modified. Every byte of a
+// tensor they make is written (copied, or padded), so those tensors skip the
+// zero fill.
 #pragma once
 
 #include <vector>
