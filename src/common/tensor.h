@@ -77,7 +77,8 @@ class Tensor {
   int64_t num_elements() const { return NumElements(shape_); }
   size_t byte_size() const { return size_; }
   const std::byte* data() const { return data_; }
-  // Only for tensors made by Allocate* or FromBytes, before they are shared.
+  // Only for tensors made by Allocate*, FromBytes or a TensorPool, before they
+  // are shared.
   std::byte* mutable_data() { return const_cast<std::byte*>(data_); }
 
   template <typename T>

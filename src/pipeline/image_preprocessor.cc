@@ -223,7 +223,8 @@ void ImagePreprocessor::Write(const Image8& image, std::byte* dst) const {
   }
 }
 
-StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& images) const {
+StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& images,
+                                        TensorPool* pool) const {
   std::vector<Image8> items(images.size());
   for (size_t i = 0; i < images.size(); ++i) {
     Status st = Transform(images[i], &items[i]);
@@ -238,8 +239,9 @@ StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& ima
   if (items.empty()) return InvalidArgument("no image in the request");
   const Image8& first = items[0];
   // Write fills every byte of every item: no zero fill first.
-  Tensor tensor = Tensor::AllocateUninitialized(
-      dtype_, {static_cast<int64_t>(items.size()), channels_, first.height, first.width});
+  const Shape shape = {static_cast<int64_t>(items.size()), channels_, first.height, first.width};
+  Tensor tensor = pool ? pool->AllocateUninitialized(dtype_, shape)
+                       : Tensor::AllocateUninitialized(dtype_, shape);
   const size_t item_bytes =
       static_cast<size_t>(channels_) * first.height * first.width * DataTypeSize(dtype_);
   for (size_t i = 0; i < items.size(); ++i) Write(items[i], tensor.mutable_data() + i * item_bytes);

@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "common/tensor.h"
+#include "common/tensor_pool.h"
 #include "config/model_config.h"
 
 namespace inferd::pipeline {
@@ -42,9 +43,11 @@ class ImagePreprocessor {
   Status Transform(std::string_view bytes, Image8* out) const;
   // Normalises `image` into `dst`: channels*height*width elements of dtype().
   void Write(const Image8& image, std::byte* dst) const;
-  // Both steps for a batch: one [N, C, H, W] tensor. Item i's error is returned
-  // with "item i: " in front when there is more than one item.
-  StatusOr<Tensor> Run(const std::vector<std::string_view>& images) const;
+  // Both steps for a batch: one [N, C, H, W] tensor, its bytes from `pool`
+  // when given (Write fills every byte: no zero fill). Item i's error is
+  // returned with "item i: " in front when there is more than one item.
+  StatusOr<Tensor> Run(const std::vector<std::string_view>& images,
+                       TensorPool* pool = nullptr) const;
 
   DataType dtype() const { return dtype_; }
   int channels() const { return channels_; }

@@ -66,7 +66,8 @@ void CopyBlock(const std::byte* src, const Shape& src_shape, std::byte* dst,
 }  // namespace
 
 StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
-                                       const std::vector<const std::vector<NamedTensor>*>& requests) {
+                                       const std::vector<const std::vector<NamedTensor>*>& requests,
+                                       TensorPool* pool) {
   AssembledBatch out;
   for (const auto* r : requests) {
     out.items.push_back(static_cast<int>((*r)[0].tensor.shape()[0]));
@@ -96,7 +97,8 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
     }
     // Every byte is written below: by the copies when no dim differs (the
     // rows of all requests tile the batch), else by the pad fill first.
-    Tensor batched = Tensor::AllocateUninitialized(spec.dtype, merged);
+    Tensor batched = pool ? pool->AllocateUninitialized(spec.dtype, merged)
+                          : Tensor::AllocateUninitialized(spec.dtype, merged);
     const size_t elem = DataTypeSize(spec.dtype);
     if (differs) {
       out.padded = true;
