@@ -6,8 +6,9 @@
 // crop keeps (PIL's antialiased bilinear, bit-exact), then one pass that maps
 // each uint8 through a per-channel table ((v*scale - mean) / std, optionally
 // inverted) straight into the NCHW output, FP32 or BF16.
-// Configuration is checked once in Create; Transform/Write are const and
-// thread-safe (each call uses its own buffers).
+// Configuration is checked once in Create; Transform/Write/Run are const and
+// thread-safe (each call uses its own buffers; Run keeps its per-image
+// buffers per thread, for the thread's next call).
 #pragma once
 
 #include <array>
@@ -54,6 +55,8 @@ class ImagePreprocessor {
 
  private:
   ImagePreprocessor() = default;
+  // Transform with the resampler's scratch rows supplied (reused by Run).
+  Status Transform(std::string_view bytes, Image8* out, std::vector<uint8_t>* scratch) const;
 
   config::PreprocessConfig config_;
   std::string input_name_;
