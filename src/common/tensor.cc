@@ -124,6 +124,24 @@ Tensor Tensor::Allocate(DataType dtype, Shape shape) {
   return FromBytes(dtype, std::move(shape), std::move(bytes));
 }
 
+Tensor Tensor::AllocateUninitialized(DataType dtype, Shape shape) {
+  const int64_t n = NumElements(shape);
+  if (n < 0) {
+    throw std::invalid_argument("Tensor::AllocateUninitialized: invalid shape " +
+                                ShapeToString(shape));
+  }
+  const size_t size = static_cast<size_t>(n) * DataTypeSize(dtype);
+  // new T[n] default-initialises: no memset. The shared_ptr owns the array.
+  std::shared_ptr<std::byte[]> owner(new std::byte[size]);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = owner.get();
+  t.size_ = size;
+  t.owner_ = std::move(owner);
+  return t;
+}
+
 Tensor Tensor::FromBytes(DataType dtype, Shape shape, std::vector<std::byte> bytes) {
   auto owner = std::make_shared<std::vector<std::byte>>(std::move(bytes));
   Tensor t;

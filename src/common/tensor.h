@@ -61,6 +61,11 @@ class Tensor {
   // (NumElements >= 0; else std::invalid_argument): callers check shapes a
   // client sent with CheckShape.
   static Tensor Allocate(DataType dtype, Shape shape);
+  // The same without the zero fill: the bytes are indeterminate until written.
+  // Only for a tensor whose every byte the caller writes before anyone reads
+  // it (a pre-processed image, an assembled batch); a zero fill there is pure
+  // cost (2.4% of executor time at MobileNetV3-small's batch 8).
+  static Tensor AllocateUninitialized(DataType dtype, Shape shape);
   // Owns `bytes` (moved in). For BYTES, `bytes` is the v2 serialized form.
   static Tensor FromBytes(DataType dtype, Shape shape, std::vector<std::byte> bytes);
   // Borrows `size` bytes at `data`, kept alive by `owner`.
@@ -72,7 +77,8 @@ class Tensor {
   int64_t num_elements() const { return NumElements(shape_); }
   size_t byte_size() const { return size_; }
   const std::byte* data() const { return data_; }
-  // Only for tensors made by Allocate/FromBytes, before they are shared.
+  // Only for tensors made by Allocate*, FromBytes or a TensorPool, before they
+  // are shared.
   std::byte* mutable_data() { return const_cast<std::byte*>(data_); }
 
   template <typename T>

@@ -116,6 +116,12 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
 }
 
 Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
+  std::vector<uint8_t> scratch;
+  return Transform(bytes, out, &scratch);
+}
+
+Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out,
+                                    std::vector<uint8_t>* scratch) const {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return PayloadTooLarge("image payload of " + std::to_string(bytes.size()) +
                            " bytes is too large");
@@ -186,15 +192,15 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out) const {
   out->channels = stored;
   out->bgr = channels_ == 3 && decoded.bgr;
 
-  std::vector<uint8_t> scratch;
   const bool padded = ax.pad > 0 || ay.pad > 0 || ax.length < cw || ay.length < ch;
   if (!padded) {
+    // Reused pixels keep their old bytes: ResizeWindow writes all of them.
     out->pixels.resize(static_cast<size_t>(cw) * ch * stored);
-    ResizeWindow(src.ptr<uint8_t>(0), spec, out->pixels.data(), &scratch);
+    ResizeWindow(src.ptr<uint8_t>(0), spec, out->pixels.data(), scratch);
     return Status::Ok();
   }
   std::vector<uint8_t> window(static_cast<size_t>(ax.length) * ay.length * stored);
-  ResizeWindow(src.ptr<uint8_t>(0), spec, window.data(), &scratch);
+  ResizeWindow(src.ptr<uint8_t>(0), spec, window.data(), scratch);
   out->pixels.assign(static_cast<size_t>(cw) * ch * stored, 0);
   const size_t row = static_cast<size_t>(ax.length) * stored;
   for (int y = 0; y < ay.length; ++y) {
@@ -223,10 +229,48 @@ void ImagePreprocessor::Write(const Image8& image, std::byte* dst) const {
   }
 }
 
-StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& images) const {
-  std::vector<Image8> items(images.size());
+namespace {
+
+// Run's buffers, kept per thread: an executor pre-processes one request at a
+// time, so the resized pixels and the resampler's rows of one request serve
+// the next instead of being allocated (and zero-filled by resize) per image.
+// Buffers past kKeepScratchBytes (an unusually large image) are freed after
+// use, so that one such request does not pin its memory on the thread.
+struct RunScratch {
+  std::vector<Image8> items;
+  std::vector<uint8_t> resize;
+};
+thread_local RunScratch t_run_scratch;
+constexpr size_t kKeepScratchBytes = size_t{8} << 20;
+
+// Frees what one call grew past the limit, however it returns.
+class TrimScratchOnExit {
+ public:
+  explicit TrimScratchOnExit(RunScratch* s) : s_(s) {}
+  ~TrimScratchOnExit() {
+    if (s_->resize.capacity() > kKeepScratchBytes) std::vector<uint8_t>().swap(s_->resize);
+    for (Image8& item : s_->items) {
+      if (item.pixels.capacity() > kKeepScratchBytes) std::vector<uint8_t>().swap(item.pixels);
+    }
+    if (s_->items.size() > 64) s_->items = std::vector<Image8>();
+  }
+  TrimScratchOnExit(const TrimScratchOnExit&) = delete;
+  TrimScratchOnExit& operator=(const TrimScratchOnExit&) = delete;
+
+ private:
+  RunScratch* s_;
+};
+
+}  // namespace
+
+StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& images,
+                                        TensorPool* pool) const {
+  RunScratch& scratch = t_run_scratch;
+  TrimScratchOnExit trim(&scratch);
+  std::vector<Image8>& items = scratch.items;
+  items.resize(images.size());
   for (size_t i = 0; i < images.size(); ++i) {
-    Status st = Transform(images[i], &items[i]);
+    Status st = Transform(images[i], &items[i], &scratch.resize);
     if (!st.ok()) return images.size() > 1 ? st.WithContext("item " + std::to_string(i)) : st;
     if (items[i].width != items[0].width || items[i].height != items[0].height) {
       return InvalidArgument(
@@ -237,8 +281,10 @@ StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& ima
   }
   if (items.empty()) return InvalidArgument("no image in the request");
   const Image8& first = items[0];
-  Tensor tensor = Tensor::Allocate(
-      dtype_, {static_cast<int64_t>(items.size()), channels_, first.height, first.width});
+  // Write fills every byte of every item: no zero fill first.
+  const Shape shape = {static_cast<int64_t>(items.size()), channels_, first.height, first.width};
+  Tensor tensor = pool ? pool->AllocateUninitialized(dtype_, shape)
+                       : Tensor::AllocateUninitialized(dtype_, shape);
   const size_t item_bytes =
       static_cast<size_t>(channels_) * first.height * first.width * DataTypeSize(dtype_);
   for (size_t i = 0; i < items.size(); ++i) Write(items[i], tensor.mutable_data() + i * item_bytes);

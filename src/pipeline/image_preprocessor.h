@@ -6,8 +6,9 @@
 // crop keeps (PIL's antialiased bilinear, bit-exact), then one pass that maps
 // each uint8 through a per-channel table ((v*scale - mean) / std, optionally
 // inverted) straight into the NCHW output, FP32 or BF16.
-// Configuration is checked once in Create; Transform/Write are const and
-// thread-safe (each call uses its own buffers).
+// Configuration is checked once in Create; Transform/Write/Run are const and
+// thread-safe (each call uses its own buffers; Run keeps its per-image
+// buffers per thread, for the thread's next call).
 #pragma once
 
 #include <array>
@@ -19,6 +20,7 @@
 
 #include "common/status.h"
 #include "common/tensor.h"
+#include "common/tensor_pool.h"
 #include "config/model_config.h"
 
 namespace inferd::pipeline {
@@ -42,15 +44,19 @@ class ImagePreprocessor {
   Status Transform(std::string_view bytes, Image8* out) const;
   // Normalises `image` into `dst`: channels*height*width elements of dtype().
   void Write(const Image8& image, std::byte* dst) const;
-  // Both steps for a batch: one [N, C, H, W] tensor. Item i's error is returned
-  // with "item i: " in front when there is more than one item.
-  StatusOr<Tensor> Run(const std::vector<std::string_view>& images) const;
+  // Both steps for a batch: one [N, C, H, W] tensor, its bytes from `pool`
+  // when given (Write fills every byte: no zero fill). Item i's error is
+  // returned with "item i: " in front when there is more than one item.
+  StatusOr<Tensor> Run(const std::vector<std::string_view>& images,
+                       TensorPool* pool = nullptr) const;
 
   DataType dtype() const { return dtype_; }
   int channels() const { return channels_; }
 
  private:
   ImagePreprocessor() = default;
+  // Transform with the resampler's scratch rows supplied (reused by Run).
+  Status Transform(std::string_view bytes, Image8* out, std::vector<uint8_t>* scratch) const;
 
   config::PreprocessConfig config_;
   std::string input_name_;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/tensor_pool.h"
 #include "pipeline/image_preprocessor.h"
 #include "pipeline/payload.h"
 #include "pipeline/postprocessor.h"
@@ -78,7 +79,11 @@ StatusOr<PreprocessHook> MakeImageHook(const config::ModelConfig& config) {
   if (!created.ok()) return FailedPrecondition(created.status().message());
   std::shared_ptr<const ImagePreprocessor> pre = std::move(*created);
   std::string input_name = config.inputs.front().name;
-  return PreprocessHook([pre, input_name](scheduler::InferenceRequest& request) -> Status {
+  // The request's image tensor lives until its batch is answered (in the
+  // batch, or assembled into it); the pool then takes its bytes back for the
+  // next request, on whichever executor runs it.
+  auto pool = std::make_shared<TensorPool>();
+  return PreprocessHook([pre, pool, input_name](scheduler::InferenceRequest& request) -> Status {
     const size_t n = request.raw.size();
     std::vector<std::string> storage(n);
     std::vector<std::string_view> images(n);
@@ -88,7 +93,7 @@ StatusOr<PreprocessHook> MakeImageHook(const config::ModelConfig& config) {
       if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
       images[i] = payload->bytes;
     }
-    ASSIGN_OR_RETURN(Tensor tensor, pre->Run(images));
+    ASSIGN_OR_RETURN(Tensor tensor, pre->Run(images, pool.get()));
     request.inputs.clear();
     request.inputs.push_back({input_name, std::move(tensor)});
     request.raw.clear();

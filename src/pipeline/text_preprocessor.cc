@@ -112,7 +112,8 @@ StatusOr<std::vector<NamedTensor>> TextPreprocessor::Run(
   const int64_t n = static_cast<int64_t>(items.size());
   for (const auto& in : inputs_) {
     const int64_t length = in.fixed_length > 0 ? in.fixed_length : static_cast<int64_t>(longest);
-    Tensor t = Tensor::Allocate(in.dtype, {n, length});
+    // Every element is stored below (ids, mask or types, padding included).
+    Tensor t = Tensor::AllocateUninitialized(in.dtype, {n, length});
     std::byte* base = t.mutable_data();
     for (int64_t i = 0; i < n; ++i) {
       const auto& ids = items[static_cast<size_t>(i)];

@@ -66,7 +66,8 @@ void CopyBlock(const std::byte* src, const Shape& src_shape, std::byte* dst,
 }  // namespace
 
 StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
-                                       const std::vector<const std::vector<NamedTensor>*>& requests) {
+                                       const std::vector<const std::vector<NamedTensor>*>& requests,
+                                       TensorPool* pool) {
   AssembledBatch out;
   for (const auto* r : requests) {
     out.items.push_back(static_cast<int>((*r)[0].tensor.shape()[0]));
@@ -94,7 +95,10 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
         merged[d] = std::max(merged[d], s[d]);
       }
     }
-    Tensor batched = Tensor::Allocate(spec.dtype, merged);
+    // Every byte is written below: by the copies when no dim differs (the
+    // rows of all requests tile the batch), else by the pad fill first.
+    Tensor batched = pool ? pool->AllocateUninitialized(spec.dtype, merged)
+                          : Tensor::AllocateUninitialized(spec.dtype, merged);
     const size_t elem = DataTypeSize(spec.dtype);
     if (differs) {
       out.padded = true;
@@ -163,7 +167,7 @@ StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(
           }
         }
         if (cut != own) {
-          Tensor c = Tensor::Allocate(part.dtype(), cut);
+          Tensor c = Tensor::AllocateUninitialized(part.dtype(), cut);  // CopyBlock fills it
           CopyBlock(part.data(), own, c.mutable_data(), cut, cut, 0, DataTypeSize(part.dtype()));
           part = c;
         }

@@ -2,13 +2,16 @@
 // (padding variable dims with the input's pad_value where they differ) and
 // splits the outputs back per request (cutting padded dims back to each
 // request's own length where an output follows that dim).
-// Pure functions; thread-safe; inputs are never modified.
+// Pure functions (but for the pool they may draw bytes from); thread-safe;
+// inputs are never modified. Every byte of a tensor they make is written
+// (copied, or padded), so those tensors skip the zero fill.
 #pragma once
 
 #include <vector>
 
 #include "common/status.h"
 #include "common/tensor.h"
+#include "common/tensor_pool.h"
 #include "config/model_config.h"
 
 namespace inferd::scheduler {
@@ -22,9 +25,12 @@ struct AssembledBatch {
 };
 
 // `requests[r]` are validated inputs in config order. A single request's
-// tensors are passed through without a copy.
+// tensors are passed through without a copy. With `pool`, the batched inputs'
+// bytes come from it (and go back to it when the batch's last reader lets go;
+// see tensor_pool.h), else from the heap.
 StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
-                                       const std::vector<const std::vector<NamedTensor>*>& requests);
+                                       const std::vector<const std::vector<NamedTensor>*>& requests,
+                                       TensorPool* pool = nullptr);
 
 // Splits batched outputs into one output list per request.
 StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(

@@ -125,7 +125,7 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
   std::vector<const std::vector<NamedTensor>*> inputs;
   inputs.reserve(live.size());
   for (size_t i : live) inputs.push_back(&requests[i].request.inputs);
-  auto assembled = AssembleBatch(options_.config, inputs);
+  auto assembled = AssembleBatch(options_.config, inputs, &input_pool_);
   if (!assembled.ok()) {
     for (size_t i : live) answer(i, assembled.status());
     return;

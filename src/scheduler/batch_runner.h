@@ -13,9 +13,16 @@
 // Calibration has its home here too: Calibrate measures the model's batch
 // sizes on the executor thread that calls it.
 //
+// Buffers: the batched inputs that assembly makes (one per input of a batch
+// of several requests) take their bytes from the runner's TensorPool, so the
+// executors running this model reuse a few buffers instead of allocating per
+// batch. A buffer goes back to the pool only when its last handle does: an
+// output that aliases its input (an identity model), and every response
+// slice of it, keep it out of the pool until they are gone (tensor_pool.h).
+//
 // Thread-safety: Run and Calibrate may be called from several executor
-// threads at once (the model's Execute allows it); the runner holds no
-// mutable state of its own.
+// threads at once (the model's Execute allows it); the pool is the runner's
+// only mutable state, and it is thread-safe.
 // Ownership: the runner shares the model and hooks; the batch's requests are
 // owned by Run until each is answered.
 #pragma once
@@ -27,6 +34,7 @@
 
 #include "backend/backend.h"
 #include "common/clock.h"
+#include "common/tensor_pool.h"
 #include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
 #include "scheduler/scheduler.h"
@@ -68,6 +76,8 @@ class BatchRunner {
   BatchCalibration Calibrate(const CalibrationOptions& options) const;
 
   const std::string& name() const { return options_.name; }
+  // The batch input pool's counters (reuse, allocations), for tests.
+  TensorPool::Stats input_pool_stats() const { return input_pool_.stats(); }
 
  private:
   struct Pending;
@@ -75,6 +85,7 @@ class BatchRunner {
                  TimePoint start, const TopUp& top_up, const char** stage);
 
   const Options options_;
+  TensorPool input_pool_;
 };
 
 }  // namespace inferd::scheduler

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "common/status.h"
 
 namespace inferd {
@@ -39,6 +41,18 @@ TEST(TensorTest, AllocateBorrowReshape) {
   body.reset();  // the tensor keeps it alive
   EXPECT_EQ(static_cast<char>(b.data()[3]), 'd');
   EXPECT_EQ(NumElements({2, -1}), -1);
+}
+
+TEST(TensorTest, AllocateUninitializedOwnsWritableBytesOfTheShape) {
+  Tensor t = Tensor::AllocateUninitialized(DataType::kFp64, {3, 2});
+  EXPECT_EQ(t.byte_size(), 48u);
+  EXPECT_EQ(t.dtype(), DataType::kFp64);
+  for (int i = 0; i < 6; ++i) t.mutable_data_as<double>()[i] = i * 0.5;
+  Tensor copy = t;
+  t = Tensor();  // the copy keeps the bytes alive
+  EXPECT_EQ(copy.data_as<double>()[5], 2.5);
+  EXPECT_EQ(Tensor::AllocateUninitialized(DataType::kInt8, {4, 0}).byte_size(), 0u);
+  EXPECT_THROW(Tensor::AllocateUninitialized(DataType::kFp32, {2, -3}), std::invalid_argument);
 }
 
 TEST(StatusTest, MacrosPropagate) {

@@ -144,6 +144,35 @@ TEST(ImagePreprocessorTest, BatchOfTwoStacksItems) {
   EXPECT_EQ(std::memcmp(t->data_as<float>() + 3 * 28 * 28, second.data(), second.size() * 4), 0);
 }
 
+// Run keeps its per-image buffers per thread and takes the tensor's bytes
+// from the pool: neither is cleared between calls, so a stale byte from the
+// previous image (another size, another content) would show here.
+TEST(ImagePreprocessorTest, ReusedBuffersGiveTheSameAnswers) {
+  TensorPool pool;
+  auto pre = ImagePreprocessor::Create(ImageNetConfig(32, 28), Spec({3, 28, 28}));
+  auto big = ImagePreprocessor::Create(ImageNetConfig(64, 60), Spec({3, 60, 60}));
+  ASSERT_TRUE(pre.ok() && big.ok());
+  const std::string a = Fixture("scene_64x48.png"), b = Fixture("scene_61x47.png");
+  auto first = (*pre)->Run({a}, &pool);
+  ASSERT_TRUE(first.ok());
+  const std::vector<float> want(first->data_as<float>(),
+                                first->data_as<float>() + first->num_elements());
+  const std::byte* bytes = first->data();
+  *first = Tensor();                      // its bytes go back to the pool
+  ASSERT_TRUE((*big)->Run({b, a}).ok());  // other sizes through the same thread's buffers
+  ASSERT_TRUE((*pre)->Run({b}, &pool).ok());
+  auto again = (*pre)->Run({a}, &pool);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(pool.stats().reused, 2u);
+  EXPECT_EQ(again->data(), bytes);
+  ASSERT_EQ(again->num_elements(), static_cast<int64_t>(want.size()));
+  EXPECT_EQ(std::memcmp(again->data(), want.data(), want.size() * 4), 0);
+  std::vector<float> second = FixtureFloats("odd_png.f32");  // b, as BatchOfTwoStacksItems
+  auto b_again = (*pre)->Run({b});
+  ASSERT_TRUE(b_again.ok());
+  EXPECT_EQ(std::memcmp(b_again->data(), second.data(), second.size() * 4), 0);
+}
+
 TEST(ImagePreprocessorTest, OnePixelImageIsUpscaled) {
   cv::Mat one(1, 1, CV_8UC3, cv::Scalar(10, 20, 30));  // B, G, R
   std::vector<uint8_t> png;

@@ -76,6 +76,38 @@ TEST(BatchAssemblyTest, PadsInnerDimsOfRank3) {
   EXPECT_EQ(Floats((*split)[1][0].tensor), (std::vector<float>{5, 6, 7, 8}));
 }
 
+// A pooled buffer comes back holding the previous batch's bytes and is not
+// zeroed: assembly must write every byte, pad included.
+TEST(BatchAssemblyTest, AReusedBufferIsOverwrittenWhole) {
+  TensorPool pool;
+  auto c = Config(8, 0, {-1});
+  c.inputs[0].pad_value = -1;
+  const std::byte* first = nullptr;
+  {
+    std::vector<NamedTensor> a = {{"x", FloatTensor({1, 3}, 90)}};
+    std::vector<NamedTensor> b = {{"x", FloatTensor({1, 3}, 99)}};
+    auto batch = AssembleBatch(c, {&a, &b}, &pool);
+    ASSERT_TRUE(batch.ok());
+    EXPECT_FALSE(batch->padded);
+    EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{90, 91, 92, 99, 100, 101}));
+    first = batch->inputs[0].tensor.data();
+  }
+  std::vector<NamedTensor> a = {{"x", FloatTensor({1, 1}, 0)}};
+  std::vector<NamedTensor> b = {{"x", FloatTensor({1, 3}, 10)}};
+  auto batch = AssembleBatch(c, {&a, &b}, &pool);
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(batch->inputs[0].tensor.data(), first) << "the first batch's buffer is reused";
+  EXPECT_EQ(pool.stats().reused, 1u);
+  EXPECT_EQ(Floats(batch->inputs[0].tensor), (std::vector<float>{0, -1, -1, 10, 11, 12}));
+  std::vector<NamedTensor> d = {{"x", FloatTensor({2, 2}, 5)}};
+  std::vector<NamedTensor> e = {{"x", FloatTensor({1, 2}, 50)}};
+  auto c2 = Config(8);
+  auto next = AssembleBatch(c2, {&d, &e}, &pool);
+  ASSERT_TRUE(next.ok());
+  EXPECT_NE(next->inputs[0].tensor.data(), first) << "still held by `batch`";
+  EXPECT_EQ(Floats(next->inputs[0].tensor), (std::vector<float>{5, 6, 7, 8, 50, 51}));
+}
+
 TEST(BatchAssemblyTest, OutputWithoutBatchDimIsAnError) {
   std::vector<NamedTensor> a = {{"x", FloatTensor({1, 2})}};
   std::vector<NamedTensor> b = {{"x", FloatTensor({1, 2})}};

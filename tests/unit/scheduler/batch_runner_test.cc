@@ -26,6 +26,28 @@ class ThrowingModel : public backend::Model {
   }
 };
 
+// output = input, the same bytes: what an identity TorchScript model returns
+// (FromTorch borrows the storage that ToTorch wrapped around the batch).
+class IdentityModel : public backend::Model {
+ public:
+  StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override {
+    return std::vector<NamedTensor>{{"y", inputs[0].tensor}};
+  }
+};
+
+// output = input + 1 in new bytes: what a real network returns.
+class AddOneModel : public backend::Model {
+ public:
+  StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override {
+    const Tensor& in = inputs[0].tensor;
+    Tensor out = Tensor::Allocate(in.dtype(), in.shape());
+    for (int64_t i = 0; i < in.num_elements(); ++i) {
+      out.mutable_data_as<float>()[i] = in.data_as<float>()[i] + 1;
+    }
+    return std::vector<NamedTensor>{{"y", out}};
+  }
+};
+
 class BatchRunnerTest : public ::testing::Test {
  protected:
   BatchRunner MakeRunner(ModelHooks hooks, std::shared_ptr<backend::Model> model = nullptr) {
@@ -172,6 +194,55 @@ TEST_F(BatchRunnerTest, ACompletionThatThrowsIsNotAnsweredTwice) {
   runner.Run(batch_, TimePoint());
   ExpectAnsweredOnce();
   ASSERT_TRUE(results_[1]->ok());
+}
+
+// The aliasing case: the responses of the first batch are slices of the
+// batch input itself. A second batch with other data must not reuse (and
+// overwrite) those bytes while the responses hold them.
+TEST_F(BatchRunnerTest, ABatchWhoseOutputIsItsInputKeepsItsAnswersAcrossTheNextBatch) {
+  BatchRunner runner = MakeRunner(ParsingHooks(), std::make_shared<IdentityModel>());
+  AddRaw("1");
+  AddRaw("10");
+  runner.Run(batch_, TimePoint());
+  batch_.clear();
+  AddRaw("100");
+  AddRaw("1000");
+  runner.Run(batch_, TimePoint());
+  ExpectAnsweredOnce();
+  for (auto& r : results_) ASSERT_TRUE(r->ok()) << r->status().ToString();
+  EXPECT_EQ(Floats((*results_[0])->outputs[0].tensor), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Floats((*results_[1])->outputs[0].tensor), (std::vector<float>{10, 11}));
+  EXPECT_EQ(Floats((*results_[2])->outputs[0].tensor), (std::vector<float>{100, 101}));
+  EXPECT_EQ(Floats((*results_[3])->outputs[0].tensor), (std::vector<float>{1000, 1001}));
+  EXPECT_EQ(runner.input_pool_stats().reused, 0u) << "the first batch's bytes were still held";
+  EXPECT_EQ(runner.input_pool_stats().allocated, 2u);
+
+  // Once the answers are gone (sent), their bytes serve the next batch.
+  results_.clear();
+  answers_.clear();
+  batch_.clear();
+  EXPECT_EQ(runner.input_pool_stats().free_buffers, 2u);
+  AddRaw("7");
+  AddRaw("8");
+  runner.Run(batch_, TimePoint());
+  EXPECT_EQ(runner.input_pool_stats().reused, 1u);
+  ASSERT_TRUE(results_[1]->ok());
+  EXPECT_EQ(Floats((*results_[1])->outputs[0].tensor), (std::vector<float>{8, 9}));
+}
+
+TEST_F(BatchRunnerTest, BatchInputBuffersAreReusedWhenNothingHoldsThem) {
+  BatchRunner runner = MakeRunner(ParsingHooks(), std::make_shared<AddOneModel>());
+  for (int round = 0; round < 3; ++round) {
+    batch_.clear();
+    AddRaw(std::to_string(10 * round));
+    AddRaw(std::to_string(10 * round + 5));
+    runner.Run(batch_, TimePoint());
+  }
+  ExpectAnsweredOnce();
+  EXPECT_EQ(Floats((*results_[0])->outputs[0].tensor), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Floats((*results_[5])->outputs[0].tensor), (std::vector<float>{26, 27}));
+  EXPECT_EQ(runner.input_pool_stats().allocated, 1u);
+  EXPECT_EQ(runner.input_pool_stats().reused, 2u);
 }
 
 }  // namespace
