@@ -441,12 +441,12 @@ class Scheduler::Impl {
     task->executors = q->spec().executor_ids;
     task->run = [this, q, done](int executor) {
       CalibrationOptions o = options_.calibration;
-      const bool single = options_.executors[static_cast<size_t>(executor)].num_threads <= 1;
-      if (!o.timer) o.timer = single ? ThreadCpuTimer() : WallTimer();
+      const int threads = options_.executors[static_cast<size_t>(executor)].num_threads;
+      if (!o.timer) o.timer = ExecutorTimer(threads);
       BatchCalibration c;
       try {
         c = q->runner().Calibrate(o);
-        if (c.calibrated) c.note += single ? ", executor thread CPU time" : ", wall time";
+        if (c.calibrated) c.note += ", " + ExecutorClockName(threads);
       } catch (...) {
         c = BatchCalibration();
         c.note = "not calibrated: it threw";
