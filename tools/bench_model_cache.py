@@ -4,6 +4,8 @@
     /usr/bin/python3 tools/bench_model_cache.py [--count 1000] [--rate 20] [--duration 120]
         [--fraction 0.1] [--out /tmp/bench-model-cache] [--binary build/inferd]
     /usr/bin/python3 tools/bench_model_cache.py footprints [--store examples/model-store]
+    /usr/bin/python3 tools/bench_model_cache.py leftover [--kind mlp|cnn] [--count 100]
+        [--env NAME=VALUE ...] [--out /tmp/bench-model-cache-leftover]
 
 One unattended command (about 8-12 minutes on this machine with the defaults,
 plus 2-4 minutes the first time to generate the models):
@@ -31,6 +33,19 @@ Writes OUT/report.md (the table), OUT/rss.svg (RSS and cached model bytes over
 time against budget + base), OUT/results.json and the servers' logs; prints the
 table. `footprints` starts the server on a store, loads every model and prints
 each one's measured footprint (the issue's closing note).
+
+`leftover` measures what loads leave behind once their models are unloaded
+(docs/PERFORMANCE.md, "RSS above the budget, and after unloading everything"):
+`inferd serve --lazy-load` on STORE; RssAnon (/proc/PID/status) of the empty
+server; the first --count models of --kind loaded by one checked request each
+(one at a time, in store order); RssAnon again; every one unloaded through the management API,
+then RssAnon once the server reports no resident model bytes and 1 s has
+passed. Also counts the lines of /metrics at each stage (per-model series).
+--env adds variables to the server's environment (e.g.
+ONEDNN_PRIMITIVE_CACHE_CAPACITY=0); --rounds R loads and unloads them R times
+(is what is left reused, or left again?); --one-at-a-time unloads each model
+before the next loads (one resident at a time). Prints one table row; writes
+OUT/leftover.json.
 """
 
 import argparse
@@ -65,6 +80,14 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
+def status_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
 def rss_bytes(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -84,14 +107,15 @@ def percentile(values, p):
 # ------------------------------------------------------------------ the server
 
 class Server:
-    def __init__(self, binary, store, out, name, args):
+    def __init__(self, binary, store, out, name, args, env=None):
         self.name = name
         self.log_path = os.path.join(out, f"{name}.log")
         cmd = [binary, "serve", "--model-store", store, "--http-port", str(PORTS[0]),
                "--management-port", str(PORTS[1]), "--metrics-port", str(PORTS[2]),
                "--grpc-port", str(PORTS[3]), *args]
         self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log,
+                                     env={**os.environ, **(env or {})})
         line = self.proc.stdout.readline().decode()
         m = LISTENING.search(line)
         if not m:
@@ -493,24 +517,133 @@ def footprints(args):
               f"{f['bytes'] / 2**20:.2f} MiB | {f['load_ms']:.0f} ms |")
 
 
+def leftover(args):
+    os.makedirs(args.out, exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "make_many_models.py"), args.store,
+                    "--count", str(args.store_count)], check=True)
+    with open(os.path.join(args.store, "models.json")) as f:
+        every = json.load(f)["models"]
+    # Bodies and expected answers are per index in the whole store.
+    chosen = [i for i, m in enumerate(every) if m["kind"] == args.kind][:args.count]
+    if len(chosen) < args.count:
+        raise SystemExit(f"{args.store} has only {len(chosen)} models of kind {args.kind}")
+    models = [every[i] for i in chosen]
+    bodies = [make_body(i, every[i]) for i in chosen]
+    env = dict(e.split("=", 1) for e in args.env)
+    server = Server(args.binary, args.store, args.out, "leftover", ["--lazy-load"], env)
+
+    def stage(name):
+        _, body = Server.request(server.metrics, "GET", "/metrics")
+        text = body.decode()
+        row = {"rss_anon_kib": status_kib(server.proc.pid, "RssAnon"),
+               "vm_rss_kib": status_kib(server.proc.pid, "VmRSS"),
+               "metrics_lines": len(text.splitlines()),
+               "metrics_lines_first_model": sum(
+                   1 for line in text.splitlines() if f'model="{models[0]["name"]}"' in line)}
+        log(f"{name}: RssAnon {row['rss_anon_kib'] / 1024:.1f} MiB, /metrics "
+            f"{row['metrics_lines']} lines ({row['metrics_lines_first_model']} with "
+            f"model=\"{models[0]['name']}\")")
+        return row
+
+    def load(m, body, headers, again):
+        if again:  # unloaded by hand: it loads only through the management API
+            status, data = Server.request(server.management, "POST",
+                                          f"/v2/repository/models/{m['name']}/load", b"{}")
+            if status != 200:
+                raise SystemExit(f"load {m['name']}: {status} {data[:200]}")
+        # A cold request that timed out while a busy machine loaded is sent again.
+        for _ in range(5):
+            status, data = Server.request(server.http, "POST", f"/v2/models/{m['name']}/infer",
+                                          body, headers)
+            if status != 504:
+                break
+        if status != 200 or not check_answer(data, m["expected"]):
+            raise SystemExit(f"{m['name']}: {status} {data[:200]}")
+
+    def unload(m):
+        status, body = Server.request(server.management, "POST",
+                                      f"/v2/repository/models/{m['name']}/unload", b"{}")
+        if status != 200:
+            raise SystemExit(f"unload {m['name']}: {status} {body[:200]}")
+
+    def settle():
+        deadline = time.monotonic() + 60
+        while server.metric("inferd_model_resident_bytes") > 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)
+
+    rounds = []
+    try:
+        time.sleep(1.0)
+        empty = stage("empty")
+        for r in range(args.rounds):
+            # One at a time, in store order; all resident together unless
+            # --one-at-a-time (then each is unloaded before the next loads).
+            for m, (body, headers) in zip(models, bodies):
+                load(m, body, headers, again=r > 0)
+                if args.one_at_a_time:
+                    unload(m)
+            time.sleep(1.0)
+            loaded = stage(f"round {r + 1}: {len(models)} {args.kind} loaded"
+                           + (" (and unloaded, one at a time)" if args.one_at_a_time else ""))
+            for m in ([] if args.one_at_a_time else models):
+                unload(m)
+            settle()
+            rounds.append({"loaded": loaded, "unloaded": stage(f"round {r + 1}: all unloaded")})
+    finally:
+        server.stop()
+    mib = lambda kib: kib / 1024  # noqa: E731
+    loaded, unloaded = rounds[0]["loaded"], rounds[-1]["unloaded"]
+    left = unloaded["rss_anon_kib"] - empty["rss_anon_kib"]
+    result = {"kind": args.kind, "count": len(models), "env": env, "rounds": rounds,
+              "one_at_a_time": args.one_at_a_time, "empty": empty, "left_kib": left,
+              "per_model_kib": left / len(models)}
+    with open(os.path.join(args.out, "leftover.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    label = f"{len(models)} {args.kind}s" + "".join(f", {k}={v}" for k, v in env.items())
+    if args.one_at_a_time:
+        label += ", each unloaded before the next loads"
+    if args.rounds > 1:
+        label += f", {args.rounds} rounds (unloaded after each: " + " / ".join(
+            f"{mib(r['unloaded']['rss_anon_kib']):.0f}" for r in rounds) + ")"
+    print("| models | RssAnon empty / loaded / unloaded | left behind | per model | "
+          "/metrics lines empty / loaded / unloaded |")
+    print("|---|---|---|---|---|")
+    print(f"| {label} | {mib(empty['rss_anon_kib']):.0f} / {mib(loaded['rss_anon_kib']):.0f} / "
+          f"{mib(unloaded['rss_anon_kib']):.0f} | {mib(left):.1f} | "
+          f"{mib(left) / len(models):.3f} | {empty['metrics_lines']} / "
+          f"{loaded['metrics_lines']} / {unloaded['metrics_lines']} |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", nargs="?", default="bench", choices=["bench", "footprints"])
+    p.add_argument("mode", nargs="?", default="bench", choices=["bench", "footprints", "leftover"])
     p.add_argument("--binary", default=os.path.join(ROOT, "build", "inferd"))
     p.add_argument("--store", default=None)
-    p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--count", type=int, default=None, help="models (bench 1000, leftover 100)")
     p.add_argument("--rate", type=float, default=20.0)
     p.add_argument("--duration", type=float, default=120.0)
     p.add_argument("--zipf", type=float, default=1.1)
     p.add_argument("--fraction", type=float, default=0.1)
     p.add_argument("--load-threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=11)
-    p.add_argument("--out", default="/tmp/bench-model-cache")
+    p.add_argument("--out", default=None)
+    p.add_argument("--kind", default="mlp", choices=["mlp", "cnn"], help="leftover: which models")
+    p.add_argument("--env", action="append", default=[], help="leftover: NAME=VALUE for the server")
+    p.add_argument("--rounds", type=int, default=1, help="leftover: load and unload them R times")
+    p.add_argument("--one-at-a-time", action="store_true",
+                   help="leftover: unload each model before loading the next")
     args = p.parse_args()
+    args.out = args.out or "/tmp/bench-model-cache" + ("-leftover" if args.mode == "leftover" else "")
     if args.mode == "footprints":
         args.store = args.store or os.path.join(ROOT, "examples", "model-store")
         return footprints(args)
     args.store = args.store or "/tmp/inferd-many-models"
+    if args.mode == "leftover":
+        args.store_count = 1000  # the benchmark's store: the same models
+        args.count = args.count or 100
+        return leftover(args)
+    args.count = args.count or 1000
     return bench(args)
 
 

@@ -54,42 +54,92 @@ namespace {
 
 // Finds or creates the series for `labels` in one family's map.
 template <typename Map, typename Make>
-auto& FindOrAdd(Map& map, const Labels& labels, Make make) {
+auto FindOrAdd(Map& map, const Labels& labels, Make make) {
   auto it = map.find(labels);
   if (it == map.end()) it = map.emplace(labels, make()).first;
-  return *it->second;
+  return it->second;
+}
+
+// Removes the series of `map` whose `label` is `value`; returns how many.
+template <typename Map>
+size_t EraseLabelled(Map& map, const std::string& label, const std::string& value) {
+  size_t removed = 0;
+  for (auto it = map.begin(); it != map.end();) {
+    auto found = it->first.find(label);
+    if (found != it->first.end() && found->second == value) {
+      it = map.erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  return removed;
 }
 
 }  // namespace
 
+Registry::Family& Registry::FamilyLocked(const std::string& name, const std::string& help,
+                                         const char* type) {
+  assert(IsValidName(name, true));
+  auto [it, inserted] = families_.try_emplace(name);
+  if (inserted) it->second = Family{help, type, {}, {}, {}};
+  assert(it->second.type == type);
+  return it->second;
+}
+
+std::shared_ptr<Counter> Registry::ShareCounter(const std::string& name, const std::string& help,
+                                                const Labels& labels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FindOrAdd(FamilyLocked(name, help, "counter").counters, labels,
+                   [] { return std::make_shared<Counter>(); });
+}
+
+std::shared_ptr<Gauge> Registry::ShareGauge(const std::string& name, const std::string& help,
+                                            const Labels& labels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FindOrAdd(FamilyLocked(name, help, "gauge").gauges, labels,
+                   [] { return std::make_shared<Gauge>(); });
+}
+
+std::shared_ptr<Histogram> Registry::ShareHistogram(const std::string& name,
+                                                    const std::string& help, const Labels& labels,
+                                                    const std::vector<double>& upper_bounds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FindOrAdd(FamilyLocked(name, help, "histogram").histograms, labels,
+                   [&] { return std::make_shared<Histogram>(upper_bounds); });
+}
+
 Counter& Registry::GetCounter(const std::string& name, const std::string& help,
                               const Labels& labels) {
-  assert(IsValidName(name, true));
-  std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = families_.try_emplace(name);
-  if (inserted) it->second = Family{help, "counter", {}, {}, {}};
-  assert(it->second.type == "counter");
-  return FindOrAdd(it->second.counters, labels, [] { return std::make_unique<Counter>(); });
+  return *ShareCounter(name, help, labels);  // the registry keeps its own reference
 }
 
 Gauge& Registry::GetGauge(const std::string& name, const std::string& help, const Labels& labels) {
-  assert(IsValidName(name, true));
-  std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = families_.try_emplace(name);
-  if (inserted) it->second = Family{help, "gauge", {}, {}, {}};
-  assert(it->second.type == "gauge");
-  return FindOrAdd(it->second.gauges, labels, [] { return std::make_unique<Gauge>(); });
+  return *ShareGauge(name, help, labels);
 }
 
 Histogram& Registry::GetHistogram(const std::string& name, const std::string& help,
                                   const Labels& labels, const std::vector<double>& upper_bounds) {
-  assert(IsValidName(name, true));
+  return *ShareHistogram(name, help, labels, upper_bounds);
+}
+
+size_t Registry::RemoveSeries(const std::string& label, const std::string& value,
+                              const std::vector<std::string>& keep) {
+  size_t removed = 0;
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = families_.try_emplace(name);
-  if (inserted) it->second = Family{help, "histogram", {}, {}, {}};
-  assert(it->second.type == "histogram");
-  return FindOrAdd(it->second.histograms, labels,
-                   [&] { return std::make_unique<Histogram>(upper_bounds); });
+  for (auto it = families_.begin(); it != families_.end();) {
+    Family& f = it->second;
+    if (std::find(keep.begin(), keep.end(), it->first) != keep.end()) {
+      ++it;
+      continue;
+    }
+    size_t here = EraseLabelled(f.counters, label, value) + EraseLabelled(f.gauges, label, value) +
+                  EraseLabelled(f.histograms, label, value);
+    removed += here;
+    const bool empty = f.counters.empty() && f.gauges.empty() && f.histograms.empty();
+    it = here > 0 && empty ? families_.erase(it) : std::next(it);
+  }
+  return removed;
 }
 
 void Registry::AddCollector(std::function<void()> collect) {

@@ -1,9 +1,13 @@
 // Registry: counters, gauges and histograms with labels, rendered in the
 // Prometheus text exposition format (version 0.0.4).
 //
-// Get* returns a reference that stays valid for the registry's lifetime; look a
-// series up once and keep the reference on hot paths. Updates are lock-free
-// (atomics); Get* and Render take a mutex. All methods are thread-safe.
+// Get* returns a reference that stays valid for the registry's lifetime unless
+// RemoveSeries removes that series; look a series up once and keep the
+// reference on hot paths. A series that may be removed (one labelled with a
+// model, which goes when the model is unloaded) is held through the Share*
+// variants instead: the shared_ptr keeps it alive, unrendered, after its
+// removal. Updates are lock-free (atomics); Get*, Share*, RemoveSeries and
+// Render take a mutex. All methods are thread-safe.
 // Names must be valid Prometheus names; a name keeps the type it was first
 // registered with (asking for it as another type is a programming error: debug
 // builds assert, release builds return a series that is never rendered).
@@ -70,6 +74,27 @@ class Registry {
   Gauge& GetGauge(const std::string& name, const std::string& help, const Labels& labels = {});
   Histogram& GetHistogram(const std::string& name, const std::string& help, const Labels& labels,
                           const std::vector<double>& upper_bounds);
+  // The same series as Get*, shared: valid after RemoveSeries (then no longer
+  // rendered; a later Get* or Share* with the same labels makes a new one, from 0).
+  std::shared_ptr<Counter> ShareCounter(const std::string& name, const std::string& help,
+                                        const Labels& labels = {});
+  std::shared_ptr<Gauge> ShareGauge(const std::string& name, const std::string& help,
+                                    const Labels& labels = {});
+  std::shared_ptr<Histogram> ShareHistogram(const std::string& name, const std::string& help,
+                                            const Labels& labels,
+                                            const std::vector<double>& upper_bounds);
+  // Removes, from every family except those named in `keep`, each series
+  // whose label `label` has the value `value`; a family left without series
+  // goes too (no HELP/TYPE lines). Returns how many series were removed.
+  //
+  // Prometheus semantics: a removed series is absent from the next scrapes
+  // (Prometheus marks it stale); if it is created again, a counter or
+  // histogram starts again from 0, which Prometheus reads as a counter reset
+  // (rate() and increase() account for it), and a gauge reads 0 until set.
+  // The model repository uses it for a model's series once no version of the
+  // model is in memory any more (see repository/internal/cache_metrics.h).
+  size_t RemoveSeries(const std::string& label, const std::string& value,
+                      const std::vector<std::string>& keep = {});
   // Runs `collect` at the start of every RenderPrometheus, before the series
   // are read: for figures sampled on scrape (process CPU, memory, faults). It
   // may call Get* and update series; it may run on several scraping threads
@@ -81,10 +106,12 @@ class Registry {
   struct Family {
     std::string help;
     std::string type;  // counter | gauge | histogram
-    std::map<Labels, std::unique_ptr<Counter>> counters;
-    std::map<Labels, std::unique_ptr<Gauge>> gauges;
-    std::map<Labels, std::unique_ptr<Histogram>> histograms;
+    std::map<Labels, std::shared_ptr<Counter>> counters;
+    std::map<Labels, std::shared_ptr<Gauge>> gauges;
+    std::map<Labels, std::shared_ptr<Histogram>> histograms;
   };
+  // The family `name`, made with `help` and `type` if new; mu_ held.
+  Family& FamilyLocked(const std::string& name, const std::string& help, const char* type);
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;  // guarded by mu_
   mutable std::mutex collectors_mu_;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,14 +115,17 @@ class ModelQueue {
   std::vector<QueuedRequest> TakeAll() REQUIRES(mu_);
 
   // Series of this model, looked up once (null when the scheduler has no registry).
+  // Shared: the repository removes a model's series from the registry once
+  // none of its versions is in memory (metrics::Registry::RemoveSeries), and
+  // the queue may still count its last requests after that.
   struct Metrics {
-    metrics::Gauge* queue_depth = nullptr;
-    metrics::Histogram* batch_size = nullptr;
-    metrics::Counter* queue_full = nullptr;
-    metrics::Counter* deadline = nullptr;
-    metrics::Counter* cancelled = nullptr;
-    metrics::Counter* draining = nullptr;
-    metrics::Counter* queue_bytes = nullptr;  // refused for max_queue_bytes
+    std::shared_ptr<metrics::Gauge> queue_depth;
+    std::shared_ptr<metrics::Histogram> batch_size;
+    std::shared_ptr<metrics::Counter> queue_full;
+    std::shared_ptr<metrics::Counter> deadline;
+    std::shared_ptr<metrics::Counter> cancelled;
+    std::shared_ptr<metrics::Counter> draining;
+    std::shared_ptr<metrics::Counter> queue_bytes;  // refused for max_queue_bytes
   };
   // Set once, before the queue is shared (Scheduler::AddModel).
   void set_metrics(const Metrics& m) { metrics_ = m; }

@@ -91,12 +91,12 @@ class Scheduler::Impl {
       auto rejected = [&](const std::string& reason) {
         metrics::Labels labels = model;
         labels["reason"] = reason;
-        return &r->GetCounter("inferd_rejected_total",
-                              "requests answered without compute, by reason", labels);
+        return r->ShareCounter("inferd_rejected_total",
+                               "requests answered without compute, by reason", labels);
       };
       m.queue_depth =
-          &r->GetGauge("inferd_queue_depth", "requests queued, not yet running", model);
-      m.batch_size = &r->GetHistogram(
+          r->ShareGauge("inferd_queue_depth", "requests queued, not yet running", model);
+      m.batch_size = r->ShareHistogram(
           "inferd_batch_size", "items per executed batch", model, metrics::BatchSizeBuckets());
       m.queue_full = rejected("queue_full");
       m.deadline = rejected("deadline");
@@ -396,7 +396,7 @@ class Scheduler::Impl {
     }
   }
 
-  static void Count(metrics::Counter* c, size_t n = 1) {
+  static void Count(const std::shared_ptr<metrics::Counter>& c, size_t n = 1) {
     if (c && n) c->Increment(static_cast<double>(n));
   }
   void SetDepth(const ModelQueue& q) REQUIRES(mu_) {
@@ -524,7 +524,17 @@ class Scheduler::Impl {
     } else {
       spdlog::info("model '{}': batch sizes not calibrated: {}", name, result.note);
     }
-    if (metrics::Registry* r = options_.metrics) {
+    bool removed = false;
+    {
+      MutexLock lock(&mu_);
+      q.AssertLockedBy(&mu_);
+      removed = q.removed();
+    }
+    // A deferred calibration that ends after its version was unloaded is not
+    // exported: the repository removes an unloaded model's series, and these
+    // would come back for a model no longer in memory.
+    metrics::Registry* r = removed ? nullptr : options_.metrics;
+    if (r) {
       const metrics::Labels model = {{"model", q.config().name}, {"version", q.spec().version}};
       r->GetGauge("inferd_batch_size_limit",
                   "largest batch the model's queue forms (calibrated, or max_batch_size)", model)

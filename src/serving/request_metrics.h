@@ -11,7 +11,9 @@
 //   inferd_compute_duration_seconds{model}              histogram, InferenceResponse::compute_us
 // Batch sizes are recorded per batch by the scheduler (inferd_batch_size).
 // Requests for unknown models count under model="" so that clients cannot
-// grow the label set at will. Thread-safe.
+// grow the label set at will. A model's series are removed when no version of
+// it is left in memory (repository/internal/cache_metrics.h): they start again
+// from 0 at its next request. Thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -234,6 +234,48 @@ BAD_NAMES = [
 ]
 
 
+def model_lines(server, model):
+    """The /metrics samples labelled with `model`, by name."""
+    return sorted(n for n, labels, _ in scrape(server) if labels.get("model") == model)
+
+
+def test_unloading_a_model_removes_its_series(server_factory, cache_store):
+    """Once a model's last version has left memory, /metrics carries none of
+    its series (only the core plan's inferd_model_max_concurrency, there for
+    every model of the store); they come back, from 0, when it loads again.
+    Before, every model ever loaded kept about 110 lines until exit."""
+    s = server_factory(cache_store, "cache-series", args=["--lazy-load"])
+    plan_only = ["inferd_model_max_concurrency"]
+    try:
+        assert model_lines(s, "mlp_a") == plan_only, "nothing before the first load"
+        x = torch.randn(2, 64)
+        for _ in range(2):
+            assert infer_json(s.http, "mlp_a", [("x", x)]).status == 200
+            assert infer_json(s.http, "mlp_b", [("x", x)]).status == 200
+        m = scrape(s)
+        assert metric_sum(m, "inferd_requests_total", model="mlp_a", code="OK") == 2
+        assert metric_sum(m, "inferd_queue_depth", model="mlp_a") == 0
+        loaded = model_lines(s, "mlp_a")
+        assert len(loaded) > 50, loaded
+        b_lines = model_lines(s, "mlp_b")
+
+        assert post(s.management, "/v2/repository/models/mlp_a/unload", {}).status == 200
+        # The executor may drop the last request's hold on the version just
+        # after the client has its answer: the series go when it does.
+        wait_until(lambda: model_lines(s, "mlp_a") == plan_only, 10,
+                   "mlp_a's series to leave /metrics after its unload")
+        assert model_lines(s, "mlp_b") == b_lines, "the other model keeps its series"
+
+        assert post(s.management, "/v2/repository/models/mlp_a/load", {}).status == 200
+        assert infer_json(s.http, "mlp_a", [("x", x)]).status == 200
+        m = scrape(s)
+        assert metric_sum(m, "inferd_requests_total", model="mlp_a", code="OK") == 1, \
+            "a counter that comes back starts again from 0 (a counter reset to Prometheus)"
+        assert metric_sum(m, "inferd_request_duration_seconds_count", model="mlp_a") == 1
+    finally:
+        stop_and_check(s)
+
+
 def test_model_names_that_cannot_be_models(server_factory, cache_store):
     """Every route that takes a model name refuses these with 400 and a message,
     unknown but valid names answer 404, and none of them adds a model."""

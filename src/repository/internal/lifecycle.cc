@@ -521,6 +521,7 @@ void Lifecycle::Released(uint64_t serial) {
     if (Entry* e = FindLocked(c.model)) {
       e->resident_bytes -= c.bytes;
       if (c.retired) --e->retiring;
+      ForgetSeriesIfGoneLocked(*e);
     }
     UpdateGaugesLocked();
     RetryParkedLocked();
@@ -540,6 +541,19 @@ void Lifecycle::Released(uint64_t serial) {
       });
     }
   }
+}
+
+void Lifecycle::ForgetSeriesIfGoneLocked(const Entry& e) {
+  // A load under way has registered (or will register) its queue's series:
+  // they are the next instance's, not leftovers.
+  if (!options_.metrics || e.job == Job::kLoad) return;
+  for (const auto& [serial, c] : charges_) {
+    if (c.model == e.name) return;  // another version (or the one replacing it) is alive
+  }
+  // Under mu_ (the registry's own mutex is a leaf: it never calls out), so
+  // that a load cannot start between the check and the removal.
+  const size_t removed = RemoveModelSeries(*options_.metrics, e.name);
+  if (removed > 0) spdlog::debug("model '{}': {} metric series removed", e.name, removed);
 }
 
 void Lifecycle::UpdateGaugesLocked() {

@@ -166,6 +166,9 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   // Posts the loads that wait for room again (something was freed or went idle).
   void RetryParkedLocked() REQUIRES(mu_);
   void UpdateGaugesLocked() REQUIRES(mu_);
+  // Removes the model's metric series once none of its instances is alive and
+  // no load of it is under way (see cache_metrics.h).
+  void ForgetSeriesIfGoneLocked(const Entry& e) REQUIRES(mu_);
 
   const Options options_;
   const ModelStore store_;

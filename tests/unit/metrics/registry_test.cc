@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "metrics/text_format.h"
@@ -130,6 +131,89 @@ TEST(Registry, ConcurrentUpdatesAreNotLost) {
   EXPECT_EQ(c.value(), 40000);
   EXPECT_EQ(h.count(), 40000u);
   EXPECT_EQ(h.CumulativeCounts().back(), 40000u);
+}
+
+TEST(Registry, RemoveSeriesRemovesEveryFamilysSeriesForTheLabelValue) {
+  Registry r;
+  r.GetCounter("req_total", "h", {{"model", "a"}, {"code", "OK"}}).Increment();
+  r.GetCounter("req_total", "h", {{"model", "a"}, {"code", "UNAVAILABLE"}}).Increment();
+  r.GetCounter("req_total", "h", {{"model", "b"}, {"code", "OK"}}).Increment();
+  r.GetGauge("depth", "h", {{"model", "a"}}).Set(3);
+  r.GetHistogram("lat", "h", {{"model", "a"}}, {1}).Observe(0.5);
+  r.GetGauge("unlabelled", "h").Set(1);
+  EXPECT_EQ(r.RemoveSeries("model", "a"), 4u);
+  const std::string text = r.RenderPrometheus();
+  EXPECT_EQ(text.find("model=\"a\""), std::string::npos) << text;
+  EXPECT_NE(text.find("req_total{code=\"OK\",model=\"b\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("unlabelled 1"), std::string::npos) << text;
+  // Families left empty go with their HELP and TYPE lines.
+  EXPECT_EQ(text.find("# TYPE depth"), std::string::npos) << text;
+  EXPECT_EQ(text.find("# TYPE lat"), std::string::npos) << text;
+  EXPECT_EQ(r.RemoveSeries("model", "a"), 0u);
+}
+
+TEST(Registry, RemoveSeriesMatchesTheValueExactly) {
+  Registry r;
+  r.GetGauge("g", "h", {{"model", "ab"}}).Set(1);
+  r.GetGauge("g", "h", {{"other", "a"}}).Set(2);
+  EXPECT_EQ(r.RemoveSeries("model", "a"), 0u);
+  EXPECT_NE(r.RenderPrometheus().find("g{model=\"ab\"} 1"), std::string::npos);
+  EXPECT_NE(r.RenderPrometheus().find("g{other=\"a\"} 2"), std::string::npos);
+}
+
+TEST(Registry, RemoveSeriesSparesTheFamiliesToKeep) {
+  Registry r;
+  r.GetGauge("plan", "h", {{"model", "a"}}).Set(2);
+  r.GetGauge("depth", "h", {{"model", "a"}}).Set(1);
+  EXPECT_EQ(r.RemoveSeries("model", "a", {"plan"}), 1u);
+  const std::string text = r.RenderPrometheus();
+  EXPECT_NE(text.find("plan{model=\"a\"} 2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("depth{"), std::string::npos) << text;
+}
+
+TEST(Registry, ARemovedSeriesComesBackFromZero) {
+  Registry r;
+  r.GetCounter("c_total", "h", {{"model", "a"}}).Increment(5);
+  r.RemoveSeries("model", "a");
+  r.GetCounter("c_total", "h", {{"model", "a"}}).Increment();
+  EXPECT_NE(r.RenderPrometheus().find("c_total{model=\"a\"} 1\n"), std::string::npos)
+      << r.RenderPrometheus();
+}
+
+TEST(Registry, ASharedSeriesOutlivesItsRemoval) {
+  Registry r;
+  std::shared_ptr<Counter> c = r.ShareCounter("c_total", "h", {{"model", "a"}});
+  std::shared_ptr<Histogram> h = r.ShareHistogram("h", "h", {{"model", "a"}}, {1});
+  EXPECT_EQ(c.get(), &r.GetCounter("c_total", "h", {{"model", "a"}}));
+  r.RemoveSeries("model", "a");
+  c->Increment();  // still valid (ASan would catch a use after free), just not rendered
+  h->Observe(2);
+  EXPECT_EQ(c->value(), 1);
+  EXPECT_EQ(h->count(), 1u);
+  EXPECT_EQ(r.RenderPrometheus(), "");
+  EXPECT_NE(r.ShareCounter("c_total", "h", {{"model", "a"}}), c);  // a new series
+}
+
+TEST(Registry, RemoveSeriesWhileOthersUpdateAndRender) {
+  Registry r;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        r.ShareCounter("c_total", "h", {{"model", "a"}})->Increment();
+        r.ShareHistogram("h", "h", {{"model", "a"}}, {1})->Observe(0.5);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    while (!stop.load()) r.RenderPrometheus();
+  });
+  for (int i = 0; i < 2000; ++i) r.RemoveSeries("model", "a");
+  stop = true;
+  for (auto& t : threads) t.join();
+  r.RemoveSeries("model", "a");
+  EXPECT_EQ(r.RenderPrometheus(), "");
 }
 
 TEST(Buckets, DefaultsAreSortedAndSpanTheDocumentedRange) {

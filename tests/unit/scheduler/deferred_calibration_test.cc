@@ -4,8 +4,10 @@
 // order of events fixed: no sleeps, no timing.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <map>
+#include <thread>
 
 #include "backend/fake/fake_backend.h"
 #include "scheduler/scheduler.h"
@@ -30,6 +32,17 @@ class DeferredCalibrationTest : public ::testing::Test {
       call();
       return cost.at(static_cast<int>(model->batch_sizes().back()));
     };
+    if (hold_calibration_) {
+      // The first timed call (the calibration's) waits for the test's word.
+      opts.calibration.timer = [this, timer = opts.calibration.timer](
+                                   const std::function<void()>& call) {
+        if (!calibration_started_.exchange(true)) {
+          started_.set_value();
+          release_.get_future().wait();
+        }
+        return timer(call);
+      };
+    }
     scheduler_ = std::move(*Scheduler::Create(opts));
     spec.name = "m:1";
     spec.version = "1";
@@ -55,6 +68,9 @@ class DeferredCalibrationTest : public ::testing::Test {
     return future;
   }
 
+  bool hold_calibration_ = false;
+  std::atomic<bool> calibration_started_{false};
+  std::promise<void> started_, release_;
   metrics::Registry registry_;
   std::unique_ptr<Scheduler> scheduler_;
   std::shared_ptr<backend::FakeModel> model_;
@@ -126,6 +142,35 @@ TEST_F(DeferredCalibrationTest, ADeferredCalibrationRunsOnlyOnceRequestsQueue) {
   const auto sizes = model_->batch_sizes();
   EXPECT_EQ(std::vector<int64_t>(sizes.begin() + static_cast<long>(calls), sizes.end()),
             (std::vector<int64_t>{1, 2, 1}));
+}
+
+TEST_F(DeferredCalibrationTest, ACalibrationEndingAfterTheUnloadExportsNothing) {
+  // The repository removes an unloaded model's series; a deferred calibration
+  // that ends later must not bring them back.
+  hold_calibration_ = true;
+  ModelSpec spec = Spec();
+  spec.defer_calibration = true;
+  Start(std::move(spec));
+  model_->CloseGate();
+  auto first = Submit(0);
+  model_->WaitForCalls(1);
+  auto second = Submit(1);
+  auto third = Submit(2);
+  model_->OpenGate();  // the queued pair starts the calibration, held in its timer
+  started_.get_future().wait();
+  scheduler_->RemoveModel(queue_);
+  registry_.RemoveSeries("model", "m");
+  release_.set_value();
+  ASSERT_TRUE(first.get().ok());
+  ASSERT_TRUE(second.get().ok());
+  ASSERT_TRUE(third.get().ok());
+  // The calibration has published once its table is on the queue.
+  for (int i = 0; i < 2000 && !scheduler_->GetCalibration(*queue_).calibrated; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(scheduler_->GetCalibration(*queue_).calibrated);
+  EXPECT_EQ(registry_.RenderPrometheus().find("model=\"m\""), std::string::npos)
+      << registry_.RenderPrometheus();
 }
 
 }  // namespace
