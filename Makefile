@@ -5,10 +5,16 @@
 
 BUILD ?= build
 PYTHON ?= /usr/bin/python3
+space := $(subst ,, )
 STORE ?= examples/model-store
 CMAKE_FLAGS ?=
+# ccache (CMakeLists.txt) with paths relative to the clone and no working
+# directory in the hash, so that every clone and build folder of the
+# repository on a machine shares one cache.
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: all setup build models serve test unit e2e clean image image-test
+.PHONY: all setup build models serve test unit e2e clean image image-test test-asan test-tsan
 
 all: build
 
@@ -29,6 +35,31 @@ serve: build models
 
 test: build models
 	cd $(BUILD) && ctest --output-on-failure
+
+# Sanitizer runs (docs/ROBUSTNESS.md), each in a build folder of its own:
+#   make test-asan  every test (unit, fuzz corpus replay, e2e against the
+#                   instrumented binary) under AddressSanitizer + UBSan
+#   make test-tsan  the scheduler, repository and HTTP unit tests under
+#                   ThreadSanitizer (the threads with locks of their own)
+# -O1 with assertions on: fast enough for the e2e suite's timeouts, and the
+# reports keep their line numbers (-g1, CMakeLists.txt). Any report fails;
+# the one leak suppression (libtorch's own) is explained in its file.
+SANITIZE_FLAGS = -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+TSAN_TESTS = unit_scheduler unit_repository unit_http
+
+test-asan: setup models
+	cmake -S . -B $(ASAN_BUILD) -G Ninja $(SANITIZE_FLAGS) -DINFERD_SANITIZE=address,undefined
+	cmake --build $(ASAN_BUILD)
+	cd $(ASAN_BUILD) && UBSAN_OPTIONS=print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp ctest --output-on-failure
+
+test-tsan: setup
+	cmake -S . -B $(TSAN_BUILD) -G Ninja $(SANITIZE_FLAGS) -DINFERD_SANITIZE=thread
+	cmake --build $(TSAN_BUILD) --target $(TSAN_TESTS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -R '^($(subst $(space),|,$(TSAN_TESTS)))$$'
 
 # The container image of deploy/image/ (root, the Debian mirror; minutes) and
 # its test: the image's root file system serves the example store under chroot.
