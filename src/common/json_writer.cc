@@ -13,8 +13,15 @@ void AppendFloating(std::string& out, T value) {
   } else if (std::isinf(value)) {
     out += value > 0 ? "\"Infinity\"" : "\"-Infinity\"";
   } else {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+    // The shortest form writes 2^65 as 36893488147419103232: valid JSON, but
+    // an integer past 64 bits, which simdjson and other parsers refuse (and
+    // Python reads as an int). From 1e16 on, as Python's repr does, it is
+    // written with an exponent (3.6893488147419103e+19), still the shortest
+    // digits that read back as the same value.
+    char buf[40];
+    auto [end, ec] = std::fabs(value) >= static_cast<T>(1e16)
+                         ? std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific)
+                         : std::to_chars(buf, buf + sizeof(buf), value);
     out.append(buf, ec == std::errc() ? end : buf);
   }
 }

@@ -67,6 +67,25 @@ TEST(JsonWriter, DoublesRoundtrip) {
   EXPECT_EQ(std::strtod(w.str().c_str(), nullptr), d);
 }
 
+// Found by the v2_binary and torchserve_json fuzz targets: an FP64 output of
+// 2^65 was written as 36893488147419103232, an integer past 64 bits that
+// simdjson refuses to parse. Large values take an exponent, as in Python.
+TEST(JsonWriter, LargeFloatingValuesAreNotWrittenAsHugeIntegers) {
+  const double d = std::ldexp(1.0, 65);
+  JsonWriter w;
+  w.BeginArray().Double(d).Double(-d).Float(1.8446744e20f).Double(1e15).Double(123.0).EndArray();
+  EXPECT_EQ(w.str(), "[3.6893488147419103e+19,-3.6893488147419103e+19,1.8446744e+20,"
+                     "1e+15,123]");
+  EXPECT_EQ(std::strtod(w.str().c_str() + 1, nullptr), d);
+  for (double v : {1e16, 9.999999999999998e15, 1.7976931348623157e308, 5e-324}) {
+    JsonWriter one;
+    one.Double(v);
+    EXPECT_EQ(std::strtod(one.str().c_str(), nullptr), v) << one.str();
+    EXPECT_TRUE(one.str().find_first_of(".e") != std::string::npos || std::fabs(v) < 1e16)
+        << one.str();
+  }
+}
+
 // Bare NaN (what Python's json writes) is not JSON: the values go as strings.
 TEST(JsonWriter, NonFiniteAsStrings) {
   JsonWriter w;
