@@ -115,21 +115,22 @@ int64_t ByteSize(DataType dtype, const Shape& shape) {
   return n < 0 ? -1 : n * static_cast<int64_t>(DataTypeSize(dtype));
 }
 
-size_t AllocationSize(DataType dtype, const Shape& shape, const char* who) {
-  const int64_t bytes = ByteSize(dtype, shape);
-  if (bytes < 0) {
-    throw std::invalid_argument(std::string(who) + ": invalid shape " + ShapeToString(shape));
-  }
-  return static_cast<size_t>(bytes);
-}
-
 Tensor Tensor::Allocate(DataType dtype, Shape shape) {
-  std::vector<std::byte> bytes(AllocationSize(dtype, shape, "Tensor::Allocate"));
+  const int64_t n = NumElements(shape);
+  // A tensor whose bytes are fewer than its shape says would turn every
+  // later read into an overflow: an invalid shape here is a caller's bug.
+  if (n < 0) throw std::invalid_argument("Tensor::Allocate: invalid shape " + ShapeToString(shape));
+  std::vector<std::byte> bytes(static_cast<size_t>(n) * DataTypeSize(dtype));
   return FromBytes(dtype, std::move(shape), std::move(bytes));
 }
 
 Tensor Tensor::AllocateUninitialized(DataType dtype, Shape shape) {
-  const size_t size = AllocationSize(dtype, shape, "Tensor::AllocateUninitialized");
+  const int64_t n = NumElements(shape);
+  if (n < 0) {
+    throw std::invalid_argument("Tensor::AllocateUninitialized: invalid shape " +
+                                ShapeToString(shape));
+  }
+  const size_t size = static_cast<size_t>(n) * DataTypeSize(dtype);
   // new T[n] default-initialises: no memset. The shared_ptr owns the array.
   std::shared_ptr<std::byte[]> owner(new std::byte[size]);
   Tensor t;

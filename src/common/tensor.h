@@ -52,10 +52,6 @@ int64_t NumElements(const Shape& shape);
 Status CheckShape(const Shape& shape, std::string_view what);
 // NumElements(shape) * DataTypeSize(dtype); -1 for an invalid shape.
 int64_t ByteSize(DataType dtype, const Shape& shape);
-// ByteSize for a buffer about to be allocated: an invalid shape is a caller's
-// bug (a tensor with fewer bytes than its shape says would turn later reads
-// into overflows), so it throws std::invalid_argument, naming `who`.
-size_t AllocationSize(DataType dtype, const Shape& shape, const char* who);
 
 class Tensor {
  public:

@@ -54,7 +54,12 @@ TensorPool::TensorPool(Options options) : state_(std::make_shared<State>(options
 TensorPool::~TensorPool() = default;
 
 Tensor TensorPool::AllocateUninitialized(DataType dtype, Shape shape) {
-  const size_t need = AllocationSize(dtype, shape, "TensorPool::AllocateUninitialized");
+  const int64_t n = NumElements(shape);
+  if (n < 0) {
+    throw std::invalid_argument("TensorPool::AllocateUninitialized: invalid shape " +
+                                ShapeToString(shape));
+  }
+  const size_t need = static_cast<size_t>(n) * DataTypeSize(dtype);
   if (need == 0) return Tensor::AllocateUninitialized(dtype, std::move(shape));
 
   State::Buffer taken, too_small;
