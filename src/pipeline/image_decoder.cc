@@ -25,7 +25,25 @@ cv::Mat ToLuma(const cv::Mat& color, bool bgr) {
   return gray;
 }
 
+// cv::imdecode picks the first of its decoders whose signature check accepts
+// the bytes, whatever ProbeImage said. Every codec but one keys on leading
+// bytes, which ProbeImage has already matched to PNG, BMP or WebP, and those
+// three come first in OpenCV's list; the exception is DICOM (GDCM), which
+// keys on "DICM" at offset 128 and so takes any buffer that OpenCV's own
+// decoder for the format refused (a WebP whose VP8 header libwebp rejects).
+// Debian's GDCM then fails an assert on malformed data: abort(), the whole
+// server. Found by the decode_webp fuzz target. A real PNG, BMP or WebP has
+// those four bytes by chance once in 2^32 images; it is refused with 400.
+bool OpenCvWouldTryDicom(std::string_view bytes) {
+  return bytes.size() >= 132 && bytes.substr(128, 4) == "DICM";
+}
+
 StatusOr<cv::Mat> DecodeWithOpenCv(std::string_view bytes, const std::string& format) {
+  if (OpenCvWouldTryDicom(bytes)) {
+    return InvalidArgument("cannot decode " + format +
+                           " image: bytes 128-131 read \"DICM\", which would hand it to the "
+                           "DICOM decoder");
+  }
   cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
                   const_cast<char*>(bytes.data()));  // imdecode only reads it
   cv::Mat decoded;
