@@ -282,7 +282,10 @@ def test_unloading_a_model_removes_its_series(server_factory, cache_store):
         # after the client has its answer: the series go when it does.
         wait_until(lambda: model_lines(s, "mlp_a") == plan_only, 10,
                    "mlp_a's series to leave /metrics after its unload")
-        assert model_lines(s, "mlp_b") == b_lines, "the other model keeps its series"
+        # Kept, not frozen: a deferred calibration of mlp_b may add its
+        # calibration series meanwhile.
+        missing = set(b_lines) - set(model_lines(s, "mlp_b"))
+        assert not missing, f"the other model keeps its series; gone: {sorted(missing)}"
 
         assert post(s.management, "/v2/repository/models/mlp_a/load", {}).status == 200
         assert infer_json(s.http, "mlp_a", [("x", x)]).status == 200
