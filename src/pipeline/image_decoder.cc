@@ -27,8 +27,8 @@ cv::Mat ToLuma(const cv::Mat& color, bool bgr) {
 
 // cv::imdecode picks the first of its decoders whose signature check accepts
 // the bytes, whatever ProbeImage said. Every codec but one keys on leading
-// bytes, which ProbeImage has already matched to PNG, BMP or WebP, and those
-// three come first in OpenCV's list; the exception is DICOM (GDCM), which
+// bytes, which ProbeImage has already matched to PNG, BMP or WebP (no other
+// codec's leading signature can match those); the exception is DICOM (GDCM), which
 // keys on "DICM" at offset 128 and so takes any buffer that OpenCV's own
 // decoder for the format refused (a WebP whose VP8 header libwebp rejects).
 // Debian's GDCM then fails an assert on malformed data: abort(), the whole
