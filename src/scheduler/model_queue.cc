@@ -5,6 +5,12 @@
 
 namespace inferd::scheduler {
 
+size_t SumBytes(const std::vector<QueuedRequest>& requests) {
+  size_t bytes = 0;
+  for (const auto& r : requests) bytes += r.bytes;
+  return bytes;
+}
+
 namespace {
 
 BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock) {

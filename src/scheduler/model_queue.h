@@ -50,6 +50,9 @@ struct QueuedRequest {
   TimePoint joined{};
 };
 
+// The sum of their `bytes`.
+size_t SumBytes(const std::vector<QueuedRequest>& requests);
+
 // What one executor runs: requests of one model, in order.
 struct Batch {
   std::vector<QueuedRequest> requests;

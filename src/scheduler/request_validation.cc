@@ -129,4 +129,11 @@ StatusOr<int> ValidateRequest(const config::ModelConfig& config, bool has_prepro
   return static_cast<int>(batch);
 }
 
+size_t RequestBytes(const InferenceRequest& request) {
+  size_t bytes = request.id.size();
+  for (const auto& in : request.inputs) bytes += in.tensor.byte_size();
+  for (const auto& raw : request.raw) bytes += raw.bytes.size() + raw.content_type.size();
+  return bytes;
+}
+
 }  // namespace inferd::scheduler

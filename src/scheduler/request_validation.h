@@ -15,6 +15,11 @@ namespace inferd::scheduler {
 StatusOr<int> ValidateRequest(const config::ModelConfig& config, bool has_preprocess,
                               InferenceRequest* request);
 
+// The memory a request holds while the scheduler has it, counted against
+// --max-queue-bytes: its tensors (which may borrow the request body) and raw
+// payloads. Each part is at most a body, so the sum cannot wrap.
+size_t RequestBytes(const InferenceRequest& request);
+
 // Checks that a BYTES tensor's serialized elements (4-byte length + bytes) fill
 // exactly its bytes and number num_elements().
 Status ValidateBytesTensor(const std::string& name, const Tensor& tensor);

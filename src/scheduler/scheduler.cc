@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/thread_annotations.h"
+#include "scheduler/calibration_report.h"
 #include "scheduler/model_queue.h"
 #include "scheduler/request_validation.h"
 
@@ -26,22 +27,6 @@ struct ExecutorTask {
   std::function<void(int executor)> run;  // on the executor, unlocked; must not throw
   std::function<void()> cancel;           // instead of run, when stopping
 };
-
-// The memory a request holds while the scheduler has it: its tensors (which
-// may borrow the request body) and raw payloads. Each part is at most a body,
-// so the sum cannot wrap.
-size_t RequestBytes(const InferenceRequest& r) {
-  size_t bytes = r.id.size();
-  for (const auto& in : r.inputs) bytes += in.tensor.byte_size();
-  for (const auto& raw : r.raw) bytes += raw.bytes.size() + raw.content_type.size();
-  return bytes;
-}
-
-size_t SumBytes(const std::vector<QueuedRequest>& requests) {
-  size_t bytes = 0;
-  for (const auto& r : requests) bytes += r.bytes;
-  return bytes;
-}
 
 }  // namespace
 
@@ -512,18 +497,7 @@ class Scheduler::Impl {
   // Logs the table, exports it and hands it to the queue. `origin` says where
   // a calibration not measured now came from.
   void Publish(ModelQueue& q, BatchCalibration result, const std::string& origin) {
-    const config::ModelConfig& config = q.config();
-    const std::string& name = q.spec().name;
-    if (result.calibrated) {
-      spdlog::info("model '{}': batch sizes calibrated in {:.2f} s ({}{}): up to {}", name,
-                   result.seconds, result.note, origin.empty() ? "" : "; " + origin,
-                   result.max_batch);
-      for (const std::string& line : FormatCalibration(result)) {
-        spdlog::info("model '{}':   {}", name, line);
-      }
-    } else {
-      spdlog::info("model '{}': batch sizes not calibrated: {}", name, result.note);
-    }
+    LogCalibration(q.spec().name, result, origin);
     bool removed = false;
     {
       MutexLock lock(&mu_);
@@ -533,20 +507,10 @@ class Scheduler::Impl {
     // A deferred calibration that ends after its version was unloaded is not
     // exported: the repository removes an unloaded model's series, and these
     // would come back for a model no longer in memory.
-    metrics::Registry* r = removed ? nullptr : options_.metrics;
-    if (r) {
-      const metrics::Labels model = {{"model", q.config().name}, {"version", q.spec().version}};
-      r->GetGauge("inferd_batch_size_limit",
-                  "largest batch the model's queue forms (calibrated, or max_batch_size)", model)
-          .Set(result.calibrated ? result.max_batch : config.max_batch_size);
-      for (const auto& size : result.sizes) {
-        metrics::Labels labels = model;
-        labels["batch_size"] = std::to_string(size.batch);
-        labels["chosen"] = size.chosen ? "true" : "false";
-        r->GetGauge("inferd_batch_calibration_seconds",
-                    "measured time of one batch of this size at load", labels)
-            .Set(size.latency_ms / 1e3);
-      }
+    if (options_.metrics && !removed) {
+      ExportCalibration(*options_.metrics,
+                        {{"model", q.config().name}, {"version", q.spec().version}},
+                        q.config().max_batch_size, result);
     }
     MutexLock lock(&mu_);
     q.AssertLockedBy(&mu_);

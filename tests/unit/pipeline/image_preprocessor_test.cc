@@ -303,6 +303,7 @@ TEST(ImagePreprocessorTest, MangledImagesNeverCrash) {
   for (const char* name : {"scene_64x48.jpg", "scene_64x48.png", "scene_64x48.bmp",
                            "scene_64x48_lossless.webp", "exif6_48x64.jpg"}) {
     const std::string original = Fixture(name);
+    ASSERT_FALSE(original.empty()) << "fixture " << name << " is missing or empty";
     for (int round = 0; round < 60; ++round) {
       std::string bytes = original;
       switch (round % 3) {
