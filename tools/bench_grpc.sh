@@ -11,7 +11,8 @@
 # medians and ratios, with the load average before and after each step.
 #
 #   tools/bench_grpc.sh     (env: INFERD=build/inferd STORE=examples/model-store ROUNDS=5
-#                            DURATION=4 WARMUP=1 CONC=4 STREAMS=512 OUT=bench-out/grpc-<time>)
+#                            DURATION=4 WARMUP=1 CONC=4 STREAMS=512 OUT=bench-out/grpc-<time>;
+#                            NOOP_ONLY=1: only step 1, to compare builds on the overhead)
 # Needs the example store (`make models`) and a built inferd.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -124,12 +125,14 @@ for r in $(seq "$ROUNDS"); do
   step noop/grpc noop grpc v2binary "$B/noop.bin" 1
   step noop/rest-binary noop http v2binary "$B/noop.bin" 1
   step noop/rest-json noop http v2json "$B/noop.json" 1
+  [ "${NOOP_ONLY:-0}" = 1 ] && continue
   step mobilenet/grpc mobilenet_v3_small grpc v2binary "$B/mobilenet.bin" "$CONC"
   step mobilenet/rest-binary mobilenet_v3_small http v2binary "$B/mobilenet.bin" "$CONC"
   step mobilenet/rest-json mobilenet_v3_small http v2json "$B/mobilenet.json" "$CONC"
 done
 
 # ---------------------------------------------------------------- threads under STREAMS calls
+if [ "${NOOP_ONLY:-0}" != 1 ]; then
 threads() { ls "/proc/$SERVER_PID/task" | wc -l; }
 IDLE_THREADS=$(threads)
 "$INFERD" bench --protocol grpc --url "grpc://127.0.0.1:$GRPC" --model mobilenet_wide \
@@ -147,11 +150,12 @@ done
 wait "$BENCH_PID"
 echo "{\"idle_threads\": $IDLE_THREADS, \"max_threads\": $MAX_THREADS, \"max_queued\": $MAX_QUEUED, \"streams\": $STREAMS}" > "$OUT/threads.json"
 { echo "per-thread names after the $STREAMS calls (idle again):"; for t in /proc/$SERVER_PID/task/*; do cat "$t/comm"; done | sort | uniq -c; } > "$OUT/threads.txt"
+fi
 
 # ---------------------------------------------------------------- summary
-$PY - "$OUT" "$ROUNDS" "$CONC" <<'PYEOF' | tee "$OUT/summary.md"
+$PY - "$OUT" "$ROUNDS" "$CONC" "${NOOP_ONLY:-0}" <<'PYEOF' | tee "$OUT/summary.md"
 import json, statistics, sys
-out, rounds, conc = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+out, rounds, conc, noop_only = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
 steps = [json.loads(l) for l in open(f"{out}/steps.jsonl")]
 def med(name, key):
     vals = [s[key] for s in steps if s["name"] == name and s[key] is not None]
@@ -166,6 +170,9 @@ for form in ("grpc", "rest-binary", "rest-json"):
           f"{med(n, 'p50_ms'):.3f} ms | {med(n, 'req_per_s'):.0f} |")
 g, b, j = (med(f"noop/{f}", "server_cpu_us") for f in ("grpc", "rest-binary", "rest-json"))
 print(f"\nserver CPU per request, gRPC / REST binary = {g / b:.2f}; gRPC / REST JSON = {g / j:.2f}\n")
+if noop_only:
+    print(f"failed requests over all steps: {sum(s['failures'] for s in steps)}")
+    sys.exit(0)
 print(f"| MobileNetV3-small, [1,3,224,224] FP32, c={conc} | req/s | client p50 | server CPU per request |")
 print("|---|---|---|---|")
 for form in ("grpc", "rest-binary", "rest-json"):

@@ -42,7 +42,6 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
     // in the scheduler and the repository (answered DEADLINE_EXCEEDED), and the
     // client gives up at it on its own (its RST_STREAM cancels the call).
     builder.AddChannelArgument(GRPC_ARG_ENABLE_DEADLINE_CHECKS, 0);
-    builder.AddChannelArgument(GRPC_ARG_MINIMAL_STACK, 1);
     for (int i = 0; i < std::max(1, options_.threads); ++i) {
       auto q = std::make_unique<internal::QueueThread>();
       q->cq = builder.AddCompletionQueue();
