@@ -115,22 +115,28 @@ int64_t ByteSize(DataType dtype, const Shape& shape) {
   return n < 0 ? -1 : n * static_cast<int64_t>(DataTypeSize(dtype));
 }
 
+namespace {
+
+// The bytes a new tensor of `shape` needs. A tensor whose bytes are fewer
+// than its shape says would turn every later read into an overflow: an
+// invalid shape here is a caller's bug, thrown as std::invalid_argument.
+size_t AllocationBytes(const char* who, DataType dtype, const Shape& shape) {
+  const int64_t bytes = ByteSize(dtype, shape);
+  if (bytes < 0) {
+    throw std::invalid_argument(std::string(who) + ": invalid shape " + ShapeToString(shape));
+  }
+  return static_cast<size_t>(bytes);
+}
+
+}  // namespace
+
 Tensor Tensor::Allocate(DataType dtype, Shape shape) {
-  const int64_t n = NumElements(shape);
-  // A tensor whose bytes are fewer than its shape says would turn every
-  // later read into an overflow: an invalid shape here is a caller's bug.
-  if (n < 0) throw std::invalid_argument("Tensor::Allocate: invalid shape " + ShapeToString(shape));
-  std::vector<std::byte> bytes(static_cast<size_t>(n) * DataTypeSize(dtype));
+  std::vector<std::byte> bytes(AllocationBytes("Tensor::Allocate", dtype, shape));
   return FromBytes(dtype, std::move(shape), std::move(bytes));
 }
 
 Tensor Tensor::AllocateUninitialized(DataType dtype, Shape shape) {
-  const int64_t n = NumElements(shape);
-  if (n < 0) {
-    throw std::invalid_argument("Tensor::AllocateUninitialized: invalid shape " +
-                                ShapeToString(shape));
-  }
-  const size_t size = static_cast<size_t>(n) * DataTypeSize(dtype);
+  const size_t size = AllocationBytes("Tensor::AllocateUninitialized", dtype, shape);
   // new T[n] default-initialises: no memset. The shared_ptr owns the array.
   std::shared_ptr<std::byte[]> owner(new std::byte[size]);
   Tensor t;

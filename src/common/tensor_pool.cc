@@ -1,7 +1,6 @@
 #include "common/tensor_pool.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -54,13 +53,11 @@ TensorPool::TensorPool(Options options) : state_(std::make_shared<State>(options
 TensorPool::~TensorPool() = default;
 
 Tensor TensorPool::AllocateUninitialized(DataType dtype, Shape shape) {
-  const int64_t n = NumElements(shape);
-  if (n < 0) {
-    throw std::invalid_argument("TensorPool::AllocateUninitialized: invalid shape " +
-                                ShapeToString(shape));
-  }
-  const size_t need = static_cast<size_t>(n) * DataTypeSize(dtype);
-  if (need == 0) return Tensor::AllocateUninitialized(dtype, std::move(shape));
+  // Tensor::AllocateUninitialized checks the shape (an invalid one throws
+  // there) and makes an empty tensor: neither needs pooled bytes.
+  const int64_t bytes = ByteSize(dtype, shape);
+  if (bytes <= 0) return Tensor::AllocateUninitialized(dtype, std::move(shape));
+  const size_t need = static_cast<size_t>(bytes);
 
   State::Buffer taken, too_small;
   {
