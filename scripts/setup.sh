@@ -11,7 +11,7 @@ packages=(
   libhwloc-dev hwloc
   libboost-dev libsimdjson-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   libopencv-imgcodecs-dev libopencv-imgproc-dev libjpeg62-turbo-dev libicu-dev libsentencepiece-dev
-  libgoogle-perftools-dev libjemalloc-dev
+  libgoogle-perftools-dev libjemalloc-dev libdnnl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision python3-sklearn python3-numpy python3-pil python3-pytest python3-sentencepiece
   wrk

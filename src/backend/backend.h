@@ -74,6 +74,11 @@ class Backend {
   // member i pinned to cores[i] (no pinning when cores is empty; then
   // `num_threads` threads). Idempotent per thread.
   virtual void InitExecutorThread(const std::vector<int>& cores, int num_threads) = 0;
+  // Drops what the backend keeps across models (the torch backend: oneDNN's
+  // primitive cache), which grows with every distinct model ever run and is
+  // not freed when the model is. Models still loaded build what they need
+  // again on their next call. Any thread.
+  virtual void ReleaseCaches() {}
 };
 
 }  // namespace inferd::backend

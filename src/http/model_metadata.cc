@@ -39,12 +39,14 @@ void WriteLastUsed(JsonWriter& w, const std::optional<std::chrono::system_clock:
   }
 }
 
-// {"bytes", "weight_bytes", "rss_growth_bytes", "file_bytes", "load_ms", "measured"}
+// {"bytes", "weight_bytes", "rss_growth_bytes", "peak_growth_bytes", "file_bytes", "load_ms",
+//  "measured"}
 void WriteFootprint(JsonWriter& w, const repository::Footprint& f) {
   w.BeginObject();
   w.Key("bytes").Int(f.bytes);
   w.Key("weight_bytes").Int(f.weight_bytes);
   w.Key("rss_growth_bytes").Int(f.rss_growth);
+  w.Key("peak_growth_bytes").Int(f.peak_growth);
   w.Key("file_bytes").Int(f.file_bytes);
   w.Key("load_ms").Double(f.load_ms);
   w.Key("measured").Bool(f.measured);

@@ -28,4 +28,15 @@ EvictionPlan PlanEviction(std::vector<CacheEntry> candidates, int64_t committed,
   return plan;
 }
 
+EvictionPlan PlanEviction(const std::vector<CacheEntry>& candidates, int64_t committed,
+                          int64_t outside, int64_t need, int64_t budget) {
+  if (outside > 0) {
+    EvictionPlan plan = PlanEviction(candidates, committed + outside, need, budget);
+    if (plan.fits) return plan;
+  }
+  EvictionPlan plan = PlanEviction(candidates, committed, need, budget);
+  plan.outside_left_out = outside > 0;
+  return plan;
+}
+
 }  // namespace inferd::repository

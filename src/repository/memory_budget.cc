@@ -175,6 +175,24 @@ int64_t ReadResidentBytes(const MemoryPaths& paths) {
   return resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+int64_t TakePeakResidentBytes(const MemoryPaths& paths) {
+  std::ifstream status(paths.proc_root + "/self/status");
+  std::string key;
+  int64_t kb = -1;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      status >> kb;
+      break;
+    }
+    std::getline(status, key);
+  }
+  std::ofstream clear(paths.proc_root + "/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  if (!clear || kb < 0) return 0;
+  return kb * 1024;
+}
+
 std::string FormatBytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

@@ -47,6 +47,12 @@ StatusOr<int64_t> ResolveMemoryBudget(std::string_view text, std::string* note =
 // Resident set size of this process in bytes (/proc/self/statm); 0 if unreadable.
 int64_t ReadResidentBytes(const MemoryPaths& paths = {});
 
+// The process's peak resident set size since the previous call (VmHWM of
+// /proc/self/status, then reset to the current size through
+// /proc/self/clear_refs); 0 when either is refused, so that a lifetime peak
+// is never taken for a recent one.
+int64_t TakePeakResidentBytes(const MemoryPaths& paths = {});
+
 // 1536 -> "1.5 KiB", for messages.
 std::string FormatBytes(int64_t bytes);
 

@@ -24,6 +24,7 @@ StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(const Options
   if (options.memory_budget < 0) return InvalidArgument("the memory budget must not be negative");
   Options o = options;
   if (!o.resident_bytes) o.resident_bytes = [] { return ReadResidentBytes(); };
+  if (!o.peak_resident_bytes) o.peak_resident_bytes = [] { return TakePeakResidentBytes(); };
   auto impl = std::make_shared<Impl>(std::move(o));
   RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<ModelRepository>(new ModelRepository(std::move(impl)));

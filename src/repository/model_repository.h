@@ -75,6 +75,9 @@ class ModelRepository {
     metrics::Registry* metrics = nullptr;  // loads, evictions, hits, misses...; may be null
     // The process's resident bytes (default: /proc/self/statm); tests inject a fake.
     std::function<int64_t()> resident_bytes;
+    // The peak resident bytes since the previous call (default: VmHWM, reset
+    // through /proc/self/clear_refs; 0 = unknown); tests inject a fake.
+    std::function<int64_t()> peak_resident_bytes;
     // Hands freed heap memory back to the system after unloads (the allocator's
     // release call); may be empty.
     std::function<void()> release_memory;

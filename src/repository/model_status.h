@@ -40,6 +40,7 @@ struct Footprint {
   int64_t bytes = 0;         // what the memory budget counts: max(weight_bytes, rss_growth)
   int64_t weight_bytes = 0;  // parameters and buffers of the loaded module
   int64_t rss_growth = 0;    // resident memory the first load and warm-up added
+  int64_t peak_growth = 0;   // the first load's peak resident memory above its start (0 = unknown)
   int64_t file_bytes = 0;    // model.pt
   double load_ms = 0;        // the last load: read, freeze, warm-up, hooks
   bool measured = false;

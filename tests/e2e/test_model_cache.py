@@ -94,6 +94,8 @@ def test_lazy_load_on_first_request(server_factory, cache_store):
         assert after["state"] == "READY", after
         f = after["footprint"]
         assert f["measured"] is True and f["bytes"] >= f["weight_bytes"] > 0, f
+        # The load's peak (VmHWM, reset at its start) is known and not below its end.
+        assert f["peak_growth_bytes"] >= f["rss_growth_bytes"] and f["peak_growth_bytes"] > 0, f
         assert f["weight_bytes"] == sum(p.numel() * 4 for p in Mlp(700).parameters()), f
         assert after["bytes"] == f["bytes"] and after["last_used"], after
         # TorchServe's list shows the same.
@@ -106,6 +108,7 @@ def test_lazy_load_on_first_request(server_factory, cache_store):
         assert metric_sum(m, "inferd_model_load_seconds_count") == 1
         assert metric_sum(m, "inferd_models_loaded") == 1
         assert metric_sum(m, "inferd_model_resident_bytes") == f["bytes"]
+        assert "inferd_model_outside_bytes" in {k[0] for k in m}, "the budget's outside gauge"
     finally:
         stop_and_check(s)
 

@@ -12,6 +12,7 @@
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -61,6 +62,8 @@ class FakeBackend : public Backend {
  public:
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>&, int) override {}
+  void ReleaseCaches() override { ++cache_releases_; }
+  int cache_releases() const { return cache_releases_.load(); }
 
   // While closed, Load blocks after counting the call; OpenLoadGate releases all.
   void CloseLoadGate();
@@ -77,6 +80,7 @@ class FakeBackend : public Backend {
   bool load_gate_closed_ = false;                                // guarded by mu_
   size_t loads_ = 0;                                             // guarded by mu_
   std::map<std::string, std::weak_ptr<FakeModel>> last_models_;  // guarded by mu_
+  std::atomic<int> cache_releases_{0};
 };
 
 }  // namespace inferd::backend

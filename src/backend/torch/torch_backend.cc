@@ -1,5 +1,6 @@
 #include "backend/torch/torch_backend.h"
 
+#include <oneapi/dnnl/dnnl.h>
 #include <spdlog/spdlog.h>
 
 #include "backend/torch/intra_op_pool.h"
@@ -26,6 +27,17 @@ StatusOr<std::shared_ptr<Model>> TorchBackend::Load(const LoadOptions& options) 
 void TorchBackend::InitExecutorThread(const std::vector<int>& cores, int num_threads) {
   Status status = ConfigureIntraOpPool(cores, num_threads);
   if (!status.ok()) spdlog::warn("torch: executor thread set-up: {}", status.message());
+}
+
+void TorchBackend::ReleaseCaches() {
+  // libtorch runs on the system's libdnnl.so.2, the one linked here.
+  int capacity = 0;
+  if (dnnl_get_primitive_cache_capacity(&capacity) != dnnl_success || capacity <= 0) return;
+  if (dnnl_set_primitive_cache_capacity(0) != dnnl_success) return;
+  if (dnnl_set_primitive_cache_capacity(capacity) != dnnl_success) {
+    spdlog::warn("torch: oneDNN's primitive cache could not be given its capacity of {} back",
+                 capacity);
+  }
 }
 
 }  // namespace inferd::backend

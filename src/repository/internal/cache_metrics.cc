@@ -32,6 +32,13 @@ CacheMetrics::CacheMetrics(metrics::Registry& r)
       resident_bytes(&r.GetGauge("inferd_model_resident_bytes",
                                  "measured footprints of the model versions in memory")),
       budget_bytes(&r.GetGauge("inferd_model_memory_budget_bytes",
-                               "--memory-budget in bytes (0 = no budget)")) {}
+                               "--memory-budget in bytes (0 = no budget)")),
+      outside_bytes(&r.GetGauge("inferd_model_outside_bytes",
+                                "resident memory above the server's base that no model's "
+                                "footprint accounts for (caches, free lists, activations); "
+                                "the memory budget carries it")),
+      cache_releases(&r.GetCounter("inferd_model_cache_releases_total",
+                                   "times the backend's caches (oneDNN primitives) were dropped "
+                                   "because memory outside the models' footprints grew")) {}
 
 }  // namespace inferd::repository::internal

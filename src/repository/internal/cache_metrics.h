@@ -8,6 +8,9 @@
 //   inferd_models_loaded           versions READY now
 //   inferd_model_resident_bytes    footprints of the versions in memory now
 //   inferd_model_memory_budget_bytes  --memory-budget (0 = none)
+//   inferd_model_outside_bytes     resident memory above the server's base that
+//                                  no footprint accounts for; the budget carries it
+//   inferd_model_cache_releases_total  times the backend's caches were dropped for it
 //
 // A model's own series (label model="<name>": requests, latencies, queue depth,
 // rejections, batch sizes, calibration; about 110 lines of /metrics per model)
@@ -56,6 +59,8 @@ struct CacheMetrics {
   metrics::Gauge* loaded;
   metrics::Gauge* resident_bytes;
   metrics::Gauge* budget_bytes;
+  metrics::Gauge* outside_bytes;
+  metrics::Counter* cache_releases;
 };
 
 }  // namespace inferd::repository::internal

@@ -43,6 +43,9 @@ Status Lifecycle::Init() {
                     options_.store_dir);
     }
   }
+  // The server's base for the budget, before any model is loaded (read
+  // outside mu_: it calls out).
+  if (options_.resident_bytes) base_resident_ = options_.resident_bytes();
   MutexLock lock(&mu_);
   for (const auto& name : served) {
     if (!std::binary_search(names.begin(), names.end(), name)) startup_failed_ = true;
@@ -408,8 +411,9 @@ bool Lifecycle::EvictableLocked(const Entry& e) const {
   return any;
 }
 
-std::vector<ModelHandle> Lifecycle::EvictLocked(const std::string& keep, int64_t need, bool* fits,
-                                                std::string* why_not) {
+std::vector<ModelHandle> Lifecycle::EvictLocked(const std::string& keep, int64_t need,
+                                                int64_t transient, bool* fits,
+                                                std::string* why_not, bool* soft_left_out) {
   std::vector<CacheEntry> candidates;
   int64_t busy = 0, pinned = 0;
   for (const auto& [name, e] : entries_) {
@@ -423,7 +427,21 @@ std::vector<ModelHandle> Lifecycle::EvictLocked(const std::string& keep, int64_t
     }
   }
   const int64_t budget = options_.memory_budget;
-  EvictionPlan plan = PlanEviction(std::move(candidates), CommittedLocked(), need, budget);
+  EvictionPlan plan =
+      PlanEviction(candidates, CommittedLocked(), outside_ + transient, need, budget);
+  if (soft_left_out) *soft_left_out = plan.outside_left_out;
+  if (plan.outside_left_out && transient > 0) {
+    // No room for the load's peak: make it for what is outside the footprints.
+    plan = PlanEviction(candidates, CommittedLocked(), outside_, need, budget);
+  }
+  if (plan.outside_left_out && !outside_left_out_) {
+    spdlog::warn(
+        "memory budget: {} of resident memory outside the models' footprints (caches, "
+        "allocator free lists, activations) leaves no room under the budget of {} even with "
+        "every idle model evicted; until it does, the budget holds the footprints only",
+        FormatBytes(outside_), FormatBytes(budget));
+  }
+  outside_left_out_ = plan.outside_left_out;
   *fits = plan.fits;
   if (!plan.fits && why_not) {
     *why_not = "the memory budget (" + FormatBytes(budget) + ") cannot make room for " +
@@ -538,6 +556,7 @@ void Lifecycle::Released(uint64_t serial) {
           trim_posted_ = false;
         }
         options_.release_memory();
+        MeasureOutside();
       });
     }
   }
@@ -562,14 +581,42 @@ void Lifecycle::UpdateGaugesLocked() {
   for (const auto& [serial, c] : charges_) loaded += c.retired || c.evicting ? 0 : 1;
   metrics_->loaded->Set(static_cast<double>(loaded));
   metrics_->resident_bytes->Set(static_cast<double>(resident_));
+  metrics_->outside_bytes->Set(static_cast<double>(outside_));
 }
 
-void Lifecycle::Carry(Aftermath after) {
+void Lifecycle::MeasureOutside() {
+  if (!options_.resident_bytes) return;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t now = options_.resident_bytes();
+    MutexLock lock(&mu_);
+    if (reserved_ > 0) return;
+    outside_ = std::max<int64_t>(0, now - base_resident_ - resident_);
+    UpdateGaugesLocked();
+    if (pass == 1) {
+      outside_after_release_ = outside_;
+      return;
+    }
+    // The backend's caches keep memory for every distinct model ever run: drop
+    // them when what is outside the footprints grew by a tenth of the budget
+    // since they were last dropped, or when no model is resident.
+    const bool grew = options_.memory_budget > 0 &&
+                      outside_ > outside_after_release_ + options_.memory_budget / 10;
+    const bool empty = resident_ == 0 && outside_ > outside_after_release_;
+    if (!grew && !empty) return;
+    lock.Unlock();
+    if (options_.backend) options_.backend->ReleaseCaches();
+    if (options_.release_memory) options_.release_memory();
+    if (metrics_) metrics_->cache_releases->Increment();
+  }
+}
+
+void Lifecycle::Carry(Aftermath after, bool measure) {
   for (auto& h : after.retire) h->Retire();
   t_in_carry = true;
   after.retire.clear();  // drops the handles: Released runs for the last ones
   t_in_carry = false;
   if (after.release_memory && options_.release_memory) options_.release_memory();
+  if (measure) MeasureOutside();  // before the answers: callers see the ledger it leaves
   for (auto& [done, answer] : after.answers) done(std::move(answer));
   for (auto& [done, status] : after.dones) done(status);
 }

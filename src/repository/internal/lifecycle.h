@@ -19,6 +19,9 @@
 // right after. A load that finds no room while models with requests in flight
 // hold the budget is parked (its requests keep waiting, up to their
 // deadlines) and retried when a request ends, memory is freed or a load ends.
+// The budget also carries `outside_`: resident memory above the base (read
+// at Init) that no footprint accounts for, re-read after every job while no
+// load runs (cache_policy.h says how eviction treats it).
 // Lifecycle lives in a shared_ptr: instances hold a weak_ptr to it for their
 // release, and may outlive the repository.
 #pragma once
@@ -149,13 +152,23 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   void FinishJobLocked(Entry& e, const Status& status, Aftermath* after) REQUIRES(mu_);
   void InstallLocked(Entry& e, int64_t version, uint64_t serial, StatusOr<ModelHandle> loaded,
                      Aftermath* after) REQUIRES(mu_);
-  void Carry(Aftermath after);
+  // `measure`: re-read outside_ once the memory is back (the end of a job).
+  void Carry(Aftermath after, bool measure = false);
 
   // Budget.
   int64_t CommittedLocked() const REQUIRES(mu_) { return resident_ - evicting_ + reserved_; }
+  // Re-reads `outside_` from the process's resident memory (a file read, so
+  // outside mu_); skipped while a load runs, whose memory is only partly there.
+  // Drops the backend's caches when `outside_` grew by a tenth of the budget
+  // since they were last dropped, or when no model is resident.
+  void MeasureOutside() EXCLUDES(mu_);
   bool EvictableLocked(const Entry& e) const REQUIRES(mu_);
-  std::vector<ModelHandle> EvictLocked(const std::string& keep, int64_t need, bool* fits,
-                                       std::string* why_not) REQUIRES(mu_);
+  // Evicts so that `need` (and, where eviction can make room for them,
+  // `transient`, what the load holds only while it runs, and outside_) fits;
+  // `soft_left_out` (may be null): room was made for `need` alone.
+  std::vector<ModelHandle> EvictLocked(const std::string& keep, int64_t need, int64_t transient,
+                                       bool* fits, std::string* why_not, bool* soft_left_out)
+      REQUIRES(mu_);
   void Released(uint64_t serial);
   std::function<void()> OnRelease(uint64_t serial);
   std::function<void()> OnIdle();
@@ -183,6 +196,10 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   int64_t resident_ GUARDED_BY(mu_) = 0;  // sum of charges
   int64_t evicting_ GUARDED_BY(mu_) = 0;  // charges of chosen victims
   int64_t reserved_ GUARDED_BY(mu_) = 0;  // estimates of running loads
+  int64_t base_resident_ = 0;             // the process's resident bytes at Init
+  int64_t outside_ GUARDED_BY(mu_) = 0;   // resident - base - resident_, when last read
+  bool outside_left_out_ GUARDED_BY(mu_) = false;  // the last plan could not make room for it
+  int64_t outside_after_release_ GUARDED_BY(mu_) = 0;  // outside_ after the backend's caches went
   int startup_pending_ GUARDED_BY(mu_) = 0;
   bool startup_failed_ GUARDED_BY(mu_) = false;
   bool started_ GUARDED_BY(mu_) = false;

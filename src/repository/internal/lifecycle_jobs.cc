@@ -183,17 +183,19 @@ void Lifecycle::RunLoad(const std::string& name) {
   }
 
   // Make room, then reserve the estimate while loading.
-  int64_t need = 0;
+  int64_t need = 0, peak = 0;
   bool measure = false;
   for (const auto& [v, slot] : e->versions) {
     need += EstimateFootprint(slot.stored, slot.footprint);
+    peak += EstimateLoadPeak(slot.stored, slot.footprint);
     measure |= !slot.footprint.measured;
   }
-  bool fits = true;
+  bool fits = true, soft_left_out = false;
   std::string why_not;
-  std::vector<ModelHandle> victims = options_.memory_budget > 0
-                                         ? EvictLocked(name, need, &fits, &why_not)
-                                         : std::vector<ModelHandle>();
+  std::vector<ModelHandle> victims =
+      options_.memory_budget > 0
+          ? EvictLocked(name, need, peak - need, &fits, &why_not, &soft_left_out)
+          : std::vector<ModelHandle>();
   if (!fits) {
     int64_t pinned = 0;
     for (const auto& [other, o] : entries_) {
@@ -214,7 +216,9 @@ void Lifecycle::RunLoad(const std::string& name) {
     lock.Unlock();
     return Carry(std::move(after));
   }
-  reserved_ += need;
+  // The load's peak while it runs, unless no eviction could make room for it.
+  const int64_t reserve = soft_left_out ? need : std::max(need, peak);
+  reserved_ += reserve;
   const config::ModelConfig config = *e->config;
   const std::string dir = e->dir;
   std::vector<std::tuple<StoredVersion, Footprint, std::shared_ptr<LoadMemory>>> todo;
@@ -254,6 +258,7 @@ void Lifecycle::RunLoad(const std::string& name) {
       const auto start = std::chrono::steady_clock::now();
       auto handle = LoadVersion(load_context_, config, dir, stored, known, memory,
                                 defer_calibration, known.measured ? nullptr : options_.resident_bytes,
+                                options_.peak_resident_bytes,
                                 {OnRelease(serial), OnIdle(), Successor(name, stored.version)});
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -262,9 +267,10 @@ void Lifecycle::RunLoad(const std::string& name) {
         const Footprint& f = (*handle)->footprint();
         spdlog::info(
             "model '{}' version {} is ready: loaded in {:.0f} ms, footprint {} "
-            "(weights {}, resident memory +{}{})",
+            "(weights {}, resident memory +{}, +{} at the load's peak{})",
             name, stored.version, f.load_ms, FormatBytes(f.bytes), FormatBytes(f.weight_bytes),
-            FormatBytes(f.rss_growth), known.measured ? ", measured at an earlier load" : "");
+            FormatBytes(f.rss_growth), FormatBytes(f.peak_growth),
+            known.measured ? ", measured at an earlier load" : "");
       } else {
         spdlog::error("model '{}' version {} failed to load: {}", name, stored.version,
                       handle.status().message());
@@ -275,7 +281,7 @@ void Lifecycle::RunLoad(const std::string& name) {
 
   lock.Lock();
   e = FindLocked(name);
-  reserved_ -= need;
+  reserved_ -= reserve;
   for (auto& [version, serial, handle] : loaded) {
     InstallLocked(*e, version, serial, std::move(handle), &after);
   }
@@ -301,9 +307,9 @@ void Lifecycle::RunLoad(const std::string& name) {
     StartUnloadLocked(*e);
   }
   // The measured footprints may exceed the estimates: evict others if so.
-  if (options_.memory_budget > 0 && CommittedLocked() > options_.memory_budget) {
+  if (options_.memory_budget > 0 && CommittedLocked() + outside_ > options_.memory_budget) {
     bool fits = true;
-    auto more = EvictLocked(name, 0, &fits, nullptr);
+    auto more = EvictLocked(name, 0, 0, &fits, nullptr, nullptr);
     for (auto& h : more) after.retire.push_back(std::move(h));
     after.release_memory |= !more.empty();
     if (!fits) {
@@ -317,7 +323,7 @@ void Lifecycle::RunLoad(const std::string& name) {
   RetryParkedLocked();  // the reservation is gone; others may fit now
   after.release_memory |= !after.retire.empty();
   lock.Unlock();
-  Carry(std::move(after));
+  Carry(std::move(after), /*measure=*/true);
 }
 
 // Puts a freshly loaded instance in place (the one it replaces is retired),
@@ -367,7 +373,7 @@ void Lifecycle::RunUnload(const std::string& name) {
   }
   UpdateGaugesLocked();
   lock.Unlock();
-  Carry(std::move(after));
+  Carry(std::move(after), /*measure=*/true);
 }
 
 }  // namespace inferd::repository::internal

@@ -10,15 +10,23 @@ int64_t EstimateFootprint(const StoredVersion& stored, const Footprint& known) {
   return kFileFactor * stored.file_bytes + kFixedOverhead;
 }
 
+int64_t EstimateLoadPeak(const StoredVersion& stored, const Footprint& known) {
+  if (known.measured) return std::max(known.bytes, known.peak_growth);
+  return std::max(kPeakFileFactor * stored.file_bytes + kFixedOverhead,
+                  EstimateFootprint(stored, known));
+}
+
 StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const config::ModelConfig& config, const std::string& dir,
                                   const StoredVersion& stored, const Footprint& known,
                                   const std::shared_ptr<LoadMemory>& memory,
                                   bool defer_calibration,
                                   const std::function<int64_t()>& resident_bytes,
+                                  const std::function<int64_t()>& peak_resident_bytes,
                                   InstanceCallbacks callbacks) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t rss_before = resident_bytes ? resident_bytes() : 0;
+  if (resident_bytes && peak_resident_bytes) peak_resident_bytes();  // the peak starts here
 
   backend::LoadOptions lo;
   lo.model_path = stored.model_path;
@@ -51,7 +59,10 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   f.file_bytes = stored.file_bytes;
   f.weight_bytes = model->WeightBytes();
   if (resident_bytes) {
-    f.rss_growth = std::max<int64_t>(0, resident_bytes() - rss_before);
+    const int64_t rss_after = resident_bytes();
+    f.rss_growth = std::max<int64_t>(0, rss_after - rss_before);
+    const int64_t peak = peak_resident_bytes ? peak_resident_bytes() : 0;
+    f.peak_growth = peak > 0 ? std::max<int64_t>(0, std::max(peak, rss_after) - rss_before) : 0;
     f.measured = true;
     f.bytes = std::max(f.weight_bytes, f.rss_growth);
   } else if (f.measured) {

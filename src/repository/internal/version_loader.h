@@ -39,6 +39,14 @@ inline constexpr int64_t kFileFactor = 2;
 inline constexpr int64_t kFixedOverhead = int64_t{1} << 20;
 int64_t EstimateFootprint(const StoredVersion& stored, const Footprint& known);
 
+// What a load holds at its peak, reserved while it runs: the file's, the
+// unfrozen module's and the variants' copies of the weights live together
+// (measured 4.7-4.8x the weights for the generated MLPs, 3.7-4.6x their
+// footprint). The first load's measured peak when there is one, else
+// kPeakFileFactor x model.pt + kFixedOverhead; never below the footprint.
+inline constexpr int64_t kPeakFileFactor = 5;
+int64_t EstimateLoadPeak(const StoredVersion& stored, const Footprint& known);
+
 // What the instance calls back into the repository with (ServedModel::Parts).
 struct InstanceCallbacks {
   std::function<void()> on_release;
@@ -52,6 +60,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const std::shared_ptr<LoadMemory>& memory,
                                   bool defer_calibration,
                                   const std::function<int64_t()>& resident_bytes,
+                                  const std::function<int64_t()>& peak_resident_bytes,
                                   InstanceCallbacks callbacks);
 
 }  // namespace inferd::repository::internal

@@ -99,5 +99,29 @@ TEST(MemoryBudget, ReadsThisProcessResidentMemory) {
   EXPECT_EQ(FormatBytes(3 << 19), "1.5 MiB");
 }
 
+TEST_F(MemoryLimitTest, ThePeakIsVmHWMAndTakingItResetsIt) {
+  Write("proc/self/status", "Name:\tinferd\nVmPeak:\t  900 kB\nVmHWM:\t    512 kB\nVmRSS:\t 256 kB\n");
+  Write("proc/self/clear_refs", "");
+  EXPECT_EQ(TakePeakResidentBytes(paths_), 512 * 1024);
+  std::ifstream in(root_ / "proc/self/clear_refs");
+  std::string written;
+  in >> written;
+  EXPECT_EQ(written, "5") << "5 resets the peak to the current size";
+}
+
+TEST_F(MemoryLimitTest, APeakThatCannotBeResetIsUnknown) {
+  Write("proc/self/status", "VmHWM:\t    512 kB\n");
+  fs::create_directories(root_ / "proc/self/clear_refs");  // not writable as a file
+  EXPECT_EQ(TakePeakResidentBytes(paths_), 0);
+  Write("proc/self/status", "VmRSS:\t 256 kB\n");
+  fs::remove_all(root_ / "proc/self/clear_refs");
+  Write("proc/self/clear_refs", "");
+  EXPECT_EQ(TakePeakResidentBytes(paths_), 0) << "no VmHWM line";
+}
+
+TEST(MemoryBudget, ThisProcessHasAPeak) {
+  EXPECT_GE(TakePeakResidentBytes(), ReadResidentBytes() / 2);
+}
+
 }  // namespace
 }  // namespace inferd::repository

@@ -340,14 +340,11 @@ TEST_F(ModelCacheTest, TheFootprintIsTheResidentGrowthOfTheFirstLoad) {
   auto o = Defaults();
   o.lazy_load = true;
   o.memory_budget = 64 * kMiB;
-  int calls = 0;
-  o.resident_bytes = [&calls, this] {
-    ++calls;
-    return rss_ += 3 * kMiB;  // every reading 3 MiB more: a load adds 3 MiB
-  };
+  // Every reading `step` more: the first load adds 3 MiB between its two.
+  std::atomic<int64_t> step{3 * kMiB};
+  o.resident_bytes = [&step, this] { return rss_ += step.load(); };
   auto& repo = Open(o);
   ASSERT_TRUE(AcquireNow("a").ok());
-  EXPECT_EQ(calls, 2) << "before and after the first load";
   auto f = repo.GetStatus("a")->versions[0].footprint;
   EXPECT_TRUE(f.measured);
   EXPECT_EQ(f.rss_growth, 3 * kMiB);
@@ -357,13 +354,113 @@ TEST_F(ModelCacheTest, TheFootprintIsTheResidentGrowthOfTheFirstLoad) {
   EXPECT_EQ(repo.memory().resident, 3 * kMiB);
   const int releases = Releases();
   EXPECT_GT(releases, 0) << "freed memory goes back before a measured load";
-  // Unload, load again: the footprint is not measured again.
+  // Unload, load again with readings 5 MiB apart: the footprint is not
+  // measured again.
+  step = 5 * kMiB;
   ASSERT_TRUE(repo.Unload("a").ok());
   EXPECT_EQ(repo.memory().resident, 0);
   ASSERT_TRUE(repo.Load("a").ok());
-  EXPECT_EQ(calls, 2);
   EXPECT_EQ(repo.GetStatus("a")->versions[0].footprint.bytes, 3 * kMiB);
   EXPECT_EQ(repo.memory().resident, 3 * kMiB);
+}
+
+TEST_F(ModelCacheTest, MemoryOutsideTheFootprintsIsCarriedByTheBudget) {
+  for (const char* m : {"a", "b", "c", "d"}) AddModel(m, kConfig, {1}, kMiB);
+  // The process's resident memory: a base of 100 MiB, the resident footprints,
+  // and `leftover`, what unloaded models left behind (caches, free lists).
+  std::atomic<int64_t> leftover{0};
+  auto o = Defaults();
+  o.lazy_load = true;
+  o.memory_budget = 3 * kMiB;
+  o.resident_bytes = [this, &leftover] {
+    const double resident = registry_.GetGauge("inferd_model_resident_bytes", "").value();
+    return 100 * kMiB + static_cast<int64_t>(resident) + leftover.load();
+  };
+  auto& repo = Open(o);
+  auto outside = [this] { return registry_.GetGauge("inferd_model_outside_bytes", "").value(); };
+  // Learn the footprints (1 MiB each); a, b and c end up resident.
+  for (const char* m : {"a", "b", "c", "d", "a", "b", "c"}) {
+    clock_.Advance(std::chrono::milliseconds(1));
+    ASSERT_TRUE(AcquireNow(m).ok());
+  }
+  EXPECT_EQ(Resident(), std::vector<std::string>({"a", "b", "c"}));
+  EXPECT_EQ(outside(), 0);
+  // Unloaded models leave 1 MiB behind; the next job reads it.
+  leftover = kMiB;
+  clock_.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(AcquireNow("d").ok());  // 3 + 1 > 3: evicts a
+  EXPECT_EQ(Resident(), std::vector<std::string>({"b", "c", "d"}));
+  EXPECT_EQ(outside(), kMiB);
+  clock_.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(AcquireNow("a").ok());  // 3 + 1 outside + 1 > 3: evicts b and c
+  EXPECT_EQ(Resident(), std::vector<std::string>({"a", "d"}));
+  EXPECT_LE(repo.memory().resident + static_cast<int64_t>(outside()), repo.memory().budget);
+  // More left outside than any eviction can free: the footprints decide.
+  leftover = 5 * kMiB;
+  ASSERT_TRUE(repo.Unload("d").ok());
+  EXPECT_EQ(outside(), 5 * kMiB);
+  clock_.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(AcquireNow("b").ok());  // 1 + 1 fits the footprints: a stays
+  EXPECT_EQ(Resident(), std::vector<std::string>({"a", "b"}));
+}
+
+TEST_F(ModelCacheTest, TheBackendsCachesGoWhenTheOutsideGrowsOrNothingIsResident) {
+  for (const char* m : {"a", "b"}) AddModel(m, kConfig, {1}, kMiB);
+  std::atomic<int64_t> leftover{0};
+  auto o = Defaults();
+  o.lazy_load = true;
+  o.memory_budget = 10 * kMiB;
+  o.resident_bytes = [this, &leftover] {
+    const double resident = registry_.GetGauge("inferd_model_resident_bytes", "").value();
+    return 100 * kMiB + static_cast<int64_t>(resident) + leftover.load();
+  };
+  auto& repo = Open(o);
+  ASSERT_TRUE(AcquireNow("a").ok());
+  EXPECT_EQ(backend_.cache_releases(), 0) << "nothing outside the footprints";
+  leftover = kMiB / 2;  // under a tenth of the budget
+  ASSERT_TRUE(AcquireNow("b").ok());
+  EXPECT_EQ(backend_.cache_releases(), 0);
+  leftover = 2 * kMiB;  // a tenth of the budget more than after the last release
+  ASSERT_TRUE(repo.Unload("b").ok());
+  EXPECT_EQ(backend_.cache_releases(), 1);
+  EXPECT_EQ(Counter("inferd_model_cache_releases_total"), 1);
+  ASSERT_TRUE(repo.Unload("a").ok());  // nothing resident, 2 MiB still outside
+  EXPECT_EQ(backend_.cache_releases(), 1) << "nothing more left outside since the last release";
+  ASSERT_TRUE(repo.Load("a").ok());
+  leftover = 3 * kMiB;
+  ASSERT_TRUE(repo.Unload("a").ok());  // nothing resident, and more outside than before
+  EXPECT_EQ(backend_.cache_releases(), 2);
+}
+
+TEST_F(ModelCacheTest, ALoadReservesItsPeakWhileItRuns) {
+  for (const char* m : {"a", "b", "c"}) AddModel(m, kConfig, {1}, kMiB);
+  auto o = Defaults();
+  o.lazy_load = true;
+  o.memory_budget = 3 * kMiB;
+  // Every load peaks 2 MiB above where it started; its footprint is 1 MiB.
+  o.peak_resident_bytes = [this] { return rss_.load() + 2 * kMiB; };
+  auto& repo = Open(o);
+  for (const char* m : {"a", "b", "c"}) {  // first loads: each evicts the one before
+    clock_.Advance(std::chrono::milliseconds(1));
+    ASSERT_TRUE(AcquireNow(m).ok());
+  }
+  auto f = repo.GetStatus("c")->versions[0].footprint;
+  EXPECT_EQ(f.bytes, kMiB);
+  EXPECT_EQ(f.peak_growth, 2 * kMiB);
+  clock_.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(AcquireNow("a").ok());  // 1 resident + a peak of 2 fits
+  EXPECT_EQ(Resident(), std::vector<std::string>({"a", "c"}));
+  clock_.Advance(std::chrono::milliseconds(1));
+  backend_.CloseLoadGate();
+  Acquired b;
+  repo.Acquire("b", std::nullopt, TimePoint::max(), b.callback());
+  backend_.WaitForLoads(5);
+  EXPECT_EQ(repo.memory().reserved, 2 * kMiB) << "the peak, not the footprint";
+  EXPECT_EQ(Resident(), std::vector<std::string>({"a"})) << "2 resident + 2 > 3: c went first";
+  backend_.OpenLoadGate();
+  ASSERT_TRUE(b.get().ok());
+  EXPECT_EQ(repo.memory().reserved, 0);
+  EXPECT_EQ(repo.memory().resident, 2 * kMiB);
 }
 
 TEST_F(ModelCacheTest, EvictionHandsTheMemoryBack) {

@@ -88,6 +88,7 @@ class RepositoryTest : public ::testing::Test {
     o.clock = &clock_;
     o.metrics = &registry_;
     o.resident_bytes = [this] { return rss_.load(); };
+    o.peak_resident_bytes = [this] { return rss_.load(); };
     o.release_memory = [this] {
       std::lock_guard<std::mutex> lock(release_mu_);
       ++releases_;
