@@ -160,7 +160,8 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   // Re-reads `outside_` from the process's resident memory (a file read, so
   // outside mu_); skipped while a load runs, whose memory is only partly there.
   // Drops the backend's caches when `outside_` grew by a tenth of the budget
-  // since they were last dropped, or when no model is resident.
+  // since they were last dropped, or when no model is resident; then also
+  // recycles the load threads.
   void MeasureOutside() EXCLUDES(mu_);
   bool EvictableLocked(const Entry& e) const REQUIRES(mu_);
   // Evicts so that `need` (and, where eviction can make room for them,

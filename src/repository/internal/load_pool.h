@@ -6,8 +6,13 @@
 // to loaded models go first, and each is set up once by `init_thread` (the
 // repository gives the backend's intra-op pool one unpinned thread, so that a
 // warm-up run stays on one core).
-// Thread-safety: Post from any thread, also from a job. The destructor runs
-// the jobs still queued, then joins.
+// Recycle replaces every thread with a new one once it has finished its
+// current job: what libtorch keeps per thread (ideep's convolution cache, its
+// primitives, the allocator's thread cache) for every model a load thread
+// ever warmed up goes with the old thread. The new thread joins the old, runs
+// `after_exit` (the repository hands the freed memory back), then takes jobs.
+// Thread-safety: Post and Recycle from any thread, also from a job. The
+// destructor runs the jobs still queued, then joins.
 #pragma once
 
 #include <deque>
@@ -23,22 +28,29 @@ inline constexpr int kLoadThreadNice = 10;
 
 class LoadPool {
  public:
-  LoadPool(int threads, std::function<void()> init_thread);
+  LoadPool(int threads, std::function<void()> init_thread,
+           std::function<void()> after_exit = nullptr);
   ~LoadPool();
   LoadPool(const LoadPool&) = delete;
   LoadPool& operator=(const LoadPool&) = delete;
 
   void Post(std::function<void()> job);
+  void Recycle();
+  // Threads replaced so far (tests).
+  int recycled() const;
 
  private:
-  void Run(int id);
+  void Run(int id, uint64_t generation);
 
-  std::function<void()> init_thread_;
-  Mutex mu_;
+  const std::function<void()> init_thread_;
+  const std::function<void()> after_exit_;
+  mutable Mutex mu_;
   CondVar cv_;
   std::deque<std::function<void()>> jobs_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  int recycled_ GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);
 };
 
 }  // namespace inferd::repository::internal
