@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Heap allocations per batch on inferd's executor threads under a closed-loop
-# load: builds tools/alloc_census.cc (an LD_PRELOAD counter on tcmalloc's
+# load (INFERD must be a tcmalloc build: cmake -DINFERD_ALLOCATOR=tcmalloc; the default is
+# jemalloc): builds tools/alloc_census.cc (an LD_PRELOAD counter on tcmalloc's
 # MallocHook), starts INFERD on one model with it, warms up with `inferd bench`,
 # then counts what the executors (and, apart, every other thread) allocated
 # during DUR seconds at concurrency C, per executed batch (inferd_batch_size),

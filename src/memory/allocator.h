@@ -9,8 +9,9 @@
 // binary is fast with no LD_PRELOAD and no environment variable. See
 // docs/PERFORMANCE.md for the measured comparison.
 //
-//   tcmalloc  Debian's libtcmalloc_minimal linked into the binary (default)
 //   jemalloc  Debian's libjemalloc linked, decay set by `malloc_conf` in the binary
+//             (default: its purge also returns what unloaded models freed)
+//   tcmalloc  Debian's libtcmalloc_minimal linked into the binary
 //   glibc     glibc malloc with mmap/trim thresholds raised by mallopt at start
 //   system    glibc malloc untouched (sanitizer builds, which bring their own)
 //
