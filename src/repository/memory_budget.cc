@@ -83,15 +83,22 @@ std::optional<MemoryLimit> CgroupLimit(const MemoryPaths& paths) {
   return best;
 }
 
-std::optional<int64_t> MemTotal(const MemoryPaths& paths) {
-  std::ifstream in(paths.proc_root + "/meminfo");
-  std::string key, unit;
-  int64_t kb = 0;
-  while (in >> key >> kb) {
-    std::getline(in, unit);
-    if (key == "MemTotal:") return kb * 1024;
+// The bytes of a "Key:   N kB" line of a /proc file (meminfo, status).
+std::optional<int64_t> ReadKiBLine(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) != 0) continue;
+    std::istringstream fields(line.substr(key.size()));
+    int64_t kb = -1;
+    if (!(fields >> kb) || kb < 0) return std::nullopt;
+    return kb * 1024;
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> MemTotal(const MemoryPaths& paths) {
+  return ReadKiBLine(paths.proc_root + "/meminfo", "MemTotal:");
 }
 
 }  // namespace
@@ -176,21 +183,12 @@ int64_t ReadResidentBytes(const MemoryPaths& paths) {
 }
 
 int64_t TakePeakResidentBytes(const MemoryPaths& paths) {
-  std::ifstream status(paths.proc_root + "/self/status");
-  std::string key;
-  int64_t kb = -1;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      status >> kb;
-      break;
-    }
-    std::getline(status, key);
-  }
+  const std::optional<int64_t> peak = ReadKiBLine(paths.proc_root + "/self/status", "VmHWM:");
   std::ofstream clear(paths.proc_root + "/self/clear_refs");
   clear << "5";
   clear.flush();
-  if (!clear || kb < 0) return 0;
-  return kb * 1024;
+  if (!clear || !peak) return 0;
+  return *peak;
 }
 
 std::string FormatBytes(int64_t bytes) {

@@ -18,10 +18,6 @@ namespace {
 // the thread that freed them (the allocator's thread cache holds them).
 thread_local bool t_in_carry = false;
 
-int64_t MillisBetween(TimePoint a, TimePoint b) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
-}
-
 }  // namespace
 
 Lifecycle::Lifecycle(Options options)

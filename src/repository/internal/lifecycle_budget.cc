@@ -10,13 +10,6 @@
 #include "repository/memory_budget.h"
 
 namespace inferd::repository::internal {
-namespace {
-
-int64_t MillisBetween(TimePoint a, TimePoint b) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
-}
-
-}  // namespace
 
 ModelRepository::MemoryUse Lifecycle::memory() const {
   MutexLock lock(&mu_);

@@ -28,6 +28,22 @@ class ModelCacheTest : public RepositoryTest {
     return Open(o);
   }
 
+  // A lazy repository under `budget` whose resident memory (as the repository
+  // reads it) is a base of 100 MiB, the resident footprints, and `*leftover`:
+  // what unloaded models left behind (caches, free lists).
+  ModelRepository& OpenWithLeftover(int64_t budget, const std::atomic<int64_t>* leftover) {
+    auto o = Defaults();
+    o.lazy_load = true;
+    o.memory_budget = budget;
+    o.resident_bytes = [this, leftover] {
+      return 100 * kMiB + static_cast<int64_t>(Gauge("inferd_model_resident_bytes")) +
+             leftover->load();
+    };
+    return Open(o);
+  }
+
+  double Gauge(const std::string& name) { return registry_.GetGauge(name, "").value(); }
+
   std::vector<std::string> Resident() {
     std::vector<std::string> names;
     for (const auto& m : repo_->List()) {
@@ -366,18 +382,9 @@ TEST_F(ModelCacheTest, TheFootprintIsTheResidentGrowthOfTheFirstLoad) {
 
 TEST_F(ModelCacheTest, MemoryOutsideTheFootprintsIsCarriedByTheBudget) {
   for (const char* m : {"a", "b", "c", "d"}) AddModel(m, kConfig, {1}, kMiB);
-  // The process's resident memory: a base of 100 MiB, the resident footprints,
-  // and `leftover`, what unloaded models left behind (caches, free lists).
   std::atomic<int64_t> leftover{0};
-  auto o = Defaults();
-  o.lazy_load = true;
-  o.memory_budget = 3 * kMiB;
-  o.resident_bytes = [this, &leftover] {
-    const double resident = registry_.GetGauge("inferd_model_resident_bytes", "").value();
-    return 100 * kMiB + static_cast<int64_t>(resident) + leftover.load();
-  };
-  auto& repo = Open(o);
-  auto outside = [this] { return registry_.GetGauge("inferd_model_outside_bytes", "").value(); };
+  auto& repo = OpenWithLeftover(3 * kMiB, &leftover);
+  auto outside = [this] { return Gauge("inferd_model_outside_bytes"); };
   // Learn the footprints (1 MiB each); a, b and c end up resident.
   for (const char* m : {"a", "b", "c", "d", "a", "b", "c"}) {
     clock_.Advance(std::chrono::milliseconds(1));
@@ -407,14 +414,7 @@ TEST_F(ModelCacheTest, MemoryOutsideTheFootprintsIsCarriedByTheBudget) {
 TEST_F(ModelCacheTest, TheBackendsCachesGoWhenTheOutsideGrowsOrNothingIsResident) {
   for (const char* m : {"a", "b"}) AddModel(m, kConfig, {1}, kMiB);
   std::atomic<int64_t> leftover{0};
-  auto o = Defaults();
-  o.lazy_load = true;
-  o.memory_budget = 10 * kMiB;
-  o.resident_bytes = [this, &leftover] {
-    const double resident = registry_.GetGauge("inferd_model_resident_bytes", "").value();
-    return 100 * kMiB + static_cast<int64_t>(resident) + leftover.load();
-  };
-  auto& repo = Open(o);
+  auto& repo = OpenWithLeftover(10 * kMiB, &leftover);
   ASSERT_TRUE(AcquireNow("a").ok());
   EXPECT_EQ(backend_.cache_releases(), 0) << "nothing outside the footprints";
   leftover = kMiB / 2;  // under a tenth of the budget
