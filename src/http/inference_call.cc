@@ -21,6 +21,12 @@ std::string_view VersionText(const PathParams& params) {
   return it == params.end() ? std::string_view() : std::string_view(it->second);
 }
 
+void AddMillis(HttpResponse* r, const char* header, double ms) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", ms);
+  r->headers.emplace_back(header, text);
+}
+
 }  // namespace
 
 StatusOr<std::optional<int64_t>> ParseVersionParam(const PathParams& params) {
@@ -72,12 +78,13 @@ void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& acqu
   serving::Call call = CallFor(http);
   const repository::ModelHandle& model = acquired.handle;
   const double cold_start_ms = acquired.cold_start_ms;
+  const repository::Footprint load = model->footprint();  // its last load's times
   // The answer needs the model's name and version, not the model: the handle
   // is not held past the completion (the cache may then unload it).
   auto done = [name = model->name(), version = model->version(), respond,
                encode = std::move(encode), services, call,
-               cold_start_ms](StatusOr<scheduler::InferenceResponse> result) {
-    respond([name, version, encode, services, call, cold_start_ms,
+               cold_start_ms, load](StatusOr<scheduler::InferenceResponse> result) {
+    respond([name, version, encode, services, call, cold_start_ms, load,
              result = std::move(result)]() -> HttpResponse {
       Status status = result.status();
       HttpResponse r;
@@ -91,9 +98,9 @@ void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& acqu
       }
       if (!status.ok()) r = ErrorResponse(status);
       if (cold_start_ms >= 0) {
-        char ms[32];
-        std::snprintf(ms, sizeof(ms), "%.1f", cold_start_ms);
-        r.headers.emplace_back("X-Inferd-Cold-Start-Ms", ms);
+        AddMillis(&r, "X-Inferd-Cold-Start-Ms", cold_start_ms);
+        AddMillis(&r, "X-Inferd-Load-Ms", load.load_ms);
+        AddMillis(&r, "X-Inferd-Load-Wait-Ms", load.load_wait_ms);
       }
       serving::CountAnswer(services, call, name, version, status.code(),
                            result.ok() ? &*result : nullptr);

@@ -6,7 +6,10 @@
 // the rest of the request's handling runs on the repository's load thread
 // when the load ends (the body is parsed there), so that the network thread
 // never waits. An answer to a request that waited for a load carries
-// `X-Inferd-Cold-Start-Ms`: how long it waited.
+// `X-Inferd-Cold-Start-Ms`: how long it waited; `X-Inferd-Load-Ms`: how long
+// the load itself ran; `X-Inferd-Load-Wait-Ms`: how long the load waited
+// before it ran (for a load thread, for room, for a first load measured
+// alone). The rest of the wait was the evictions that made room.
 // The completion runs on an executor thread; it only hands the response to
 // the connection (Responder), which encodes and writes it on its own network
 // thread, then counts the answer with the code sent. Thread-safe (no state).

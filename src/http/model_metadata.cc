@@ -40,7 +40,7 @@ void WriteLastUsed(JsonWriter& w, const std::optional<std::chrono::system_clock:
 }
 
 // {"bytes", "weight_bytes", "rss_growth_bytes", "peak_growth_bytes", "file_bytes", "load_ms",
-//  "measured"}
+//  "load_wait_ms", "measured"}
 void WriteFootprint(JsonWriter& w, const repository::Footprint& f) {
   w.BeginObject();
   w.Key("bytes").Int(f.bytes);
@@ -49,6 +49,7 @@ void WriteFootprint(JsonWriter& w, const repository::Footprint& f) {
   w.Key("peak_growth_bytes").Int(f.peak_growth);
   w.Key("file_bytes").Int(f.file_bytes);
   w.Key("load_ms").Double(f.load_ms);
+  w.Key("load_wait_ms").Double(f.load_wait_ms);
   w.Key("measured").Bool(f.measured);
   w.EndObject();
 }

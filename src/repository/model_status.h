@@ -43,6 +43,9 @@ struct Footprint {
   int64_t peak_growth = 0;   // the first load's peak resident memory above its start (0 = unknown)
   int64_t file_bytes = 0;    // model.pt
   double load_ms = 0;        // the last load: read, freeze, warm-up, hooks
+  // Before the last load ran: it waited this long for a load thread, for
+  // room (models in use held the budget) and for a first load measured alone.
+  double load_wait_ms = 0;
   bool measured = false;
 };
 

@@ -87,13 +87,18 @@ def test_lazy_load_on_first_request(server_factory, cache_store):
         with torch.no_grad():
             assert_same(out["y"], reference(cache_store, "mlp_a")(x))
         cold = float(r.headers["x-inferd-cold-start-ms"])
-        assert cold > 0, r.headers
+        load_ms = float(r.headers["x-inferd-load-ms"])
+        wait_ms = float(r.headers["x-inferd-load-wait-ms"])
+        # The request waited for the load's queue and the load itself (0.1 ms rounding each).
+        assert cold > 0 and load_ms > 0 and wait_ms >= 0, r.headers
+        assert cold >= load_ms + wait_ms - 0.2, r.headers
         r2 = infer_json(s.http, "mlp_a", [("x", x)])
         assert r2.status == 200 and "x-inferd-cold-start-ms" not in r2.headers, r2.headers
         after = index(s)[("mlp_a", "1")]
         assert after["state"] == "READY", after
         f = after["footprint"]
         assert f["measured"] is True and f["bytes"] >= f["weight_bytes"] > 0, f
+        assert abs(f["load_ms"] - load_ms) <= 0.1 and abs(f["load_wait_ms"] - wait_ms) <= 0.1, f
         # The load's peak (VmHWM, reset at its start) is known and not below its end.
         assert f["peak_growth_bytes"] >= f["rss_growth_bytes"] and f["peak_growth_bytes"] > 0, f
         assert f["weight_bytes"] == sum(p.numel() * 4 for p in Mlp(700).parameters()), f
@@ -134,6 +139,42 @@ def test_concurrent_first_requests_share_one_load(server_factory, cache_store):
             assert_same(out["y"], want)
         m = scrape(s)
         assert metric_sum(m, "inferd_model_loads_total", outcome="ok") == 1, "one load for all"
+    finally:
+        stop_and_check(s)
+
+
+def test_a_load_that_queued_reports_its_wait(server_factory, cache_store):
+    # One load thread, three first requests at once: each load runs after the
+    # ones queued before it, and its answer says how long it waited for them.
+    s = server_factory(cache_store, "cache-load-wait", args=["--lazy-load", "--load-threads", "1"])
+    try:
+        names = ["mlp_c", "mlp_d", "mlp_e"]
+        x = torch.randn(1, 64)
+        results = {}
+        start = threading.Barrier(len(names))
+
+        def one(name):
+            start.wait()
+            results[name] = infer_json(s.http, name, [("x", x)])
+
+        threads = [threading.Thread(target=one, args=(n,)) for n in names]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        loads = []
+        for name, r in results.items():
+            _, out = parse_infer_response(r)
+            with torch.no_grad():
+                assert_same(out["y"], reference(cache_store, name)(x))
+            loads.append((float(r.headers["x-inferd-load-wait-ms"]),
+                          float(r.headers["x-inferd-load-ms"]),
+                          float(r.headers["x-inferd-cold-start-ms"]), name))
+        loads.sort()
+        for wait_ms, load_ms, cold, name in loads:
+            assert cold >= wait_ms + load_ms - 0.2, loads
+        # The last load waited at least for the loads before it (each ran alone).
+        assert loads[-1][0] >= loads[0][1] + loads[1][1] - 0.5, loads
     finally:
         stop_and_check(s)
 

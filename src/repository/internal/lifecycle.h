@@ -112,6 +112,7 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
     bool unload_after = false;  // an unload was asked while loading
     bool startup = false;       // an eager load of StartEagerLoads, not finished
     bool parked = false;        // its load waits for room (models in use hold the budget)
+    std::chrono::steady_clock::time_point load_posted{};  // when its load job was queued
     std::vector<DoneCallback> load_done, unload_done;
     std::vector<Waiter> waiters;
     TimePoint lru_time{};  // last request, or the end of the last load

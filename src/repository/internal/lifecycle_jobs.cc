@@ -88,6 +88,7 @@ void Lifecycle::Unload(const std::string& model, DoneCallback done) {
 void Lifecycle::StartLoadLocked(Entry& e, bool rescan) {
   e.job = Job::kLoad;
   e.rescan = rescan;
+  e.load_posted = std::chrono::steady_clock::now();
   pool_->Post([this, name = e.name] { RunLoad(name); });
 }
 
@@ -145,9 +146,12 @@ void Lifecycle::FinishJobLocked(Entry& e, const Status& status, Aftermath* after
 }
 
 void Lifecycle::RunLoad(const std::string& name) {
+  const auto ran = std::chrono::steady_clock::now();
   Aftermath after;
   MutexLock lock(&mu_);
   Entry* e = FindLocked(name);
+  // Queued behind other jobs, or parked until room appeared.
+  const auto queued = ran - e->load_posted;
   if (!accepting_jobs_) {
     FinishJobLocked(*e, Unavailable("the server is shutting down"), &after);
     lock.Unlock();
@@ -243,13 +247,19 @@ void Lifecycle::RunLoad(const std::string& name) {
     // system, so that the resident memory it adds is its own.
     std::unique_lock<std::shared_mutex> alone(measure_mu_, std::defer_lock);
     std::shared_lock<std::shared_mutex> shared(measure_mu_, std::defer_lock);
+    const auto locking = std::chrono::steady_clock::now();
     if (measure) {
       alone.lock();
-      if (options_.release_memory) options_.release_memory();
     } else {
       shared.lock();
     }
-    for (const auto& [stored, known, memory] : todo) {
+    const double waited_ms =
+        std::chrono::duration<double, std::milli>(queued + (std::chrono::steady_clock::now() -
+                                                            locking))
+            .count();
+    if (measure && options_.release_memory) options_.release_memory();
+    for (auto& [stored, known, memory] : todo) {
+      known.load_wait_ms = waited_ms;
       uint64_t serial = 0;
       {
         MutexLock l(&mu_);
