@@ -242,7 +242,8 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     if (r.Has("dynamic_batching")) {
       YAML::Node db = r.Get("dynamic_batching");
       RETURN_IF_ERROR(r.Expect(db.IsMap(), "dynamic_batching",
-                               "a mapping {max_queue_delay_us, preferred_batch_sizes, calibrate}"));
+                               "a mapping {max_queue_delay_us, preferred_batch_sizes, calibrate, "
+                               "max_batch_latency_ms}"));
       Reader d(db, file, "dynamic_batching");
       // Bounded so that time arithmetic on them cannot overflow: a minute of
       // batching delay and a day of timeout are past any use.
@@ -256,6 +257,8 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
                                      std::to_string(c.max_batch_size) + ")"));
       }
       RETURN_IF_ERROR(d.Read("calibrate", &c.dynamic_batching.calibrate, "true or false"));
+      RETURN_IF_ERROR(d.ReadInt("max_batch_latency_ms", &c.dynamic_batching.max_batch_latency_ms,
+                                0, 3'600'000));
       RETURN_IF_ERROR(d.CheckUnknown());
     }
     RETURN_IF_ERROR(r.ReadInt("max_queue_size", &c.max_queue_size, 1));

@@ -82,7 +82,9 @@ Status CalibrateBatches(backend::Model& model, const config::ModelConfig& config
       if (r >= 0 && (best == 0 || ms < best)) best = ms;
     }
   }
-  scheduler::ChooseBatchSizes(scheduler::CalibrationOptions().min_gain, &calibration);
+  scheduler::ChooseBatchSizes(
+      scheduler::CalibrationOptions().min_gain,
+      static_cast<double>(config.dynamic_batching.max_batch_latency_ms), &calibration);
   for (const auto& s : calibration.sizes) {
     if (s.batch == calibration.max_batch) {
       p->batch = s.batch;

@@ -55,16 +55,18 @@ double CalibrationBudget(const CalibrationOptions& options, int max_batch_size, 
   return std::min(std::max(need, options.budget_s), options.max_budget_s);
 }
 
-void ChooseBatchSizes(double min_gain, BatchCalibration* c) {
+void ChooseBatchSizes(double min_gain, double max_batch_ms, BatchCalibration* c) {
   c->max_batch = 0;
   double best = 0;  // the lowest cost per item among the chosen sizes so far
   for (BatchCalibration::Size& s : c->sizes) {
     s.ms_per_item = s.batch > 0 ? s.latency_ms / s.batch : 0;
     s.chosen = false;
+    s.too_long = false;
     if (s.batch == 1) {
       s.chosen = true;
     } else if (best > 0 && s.ms_per_item <= best * (1 - min_gain)) {
-      s.chosen = true;
+      s.too_long = max_batch_ms > 0 && s.latency_ms > max_batch_ms;
+      s.chosen = !s.too_long;
     }
     if (s.chosen) {
       best = s.ms_per_item;
@@ -73,12 +75,17 @@ void ChooseBatchSizes(double min_gain, BatchCalibration* c) {
   }
 }
 
+bool WorthMeasuring(int batch, double batch1_ms, double max_batch_ms) {
+  return batch <= 1 || max_batch_ms <= 0 || batch * batch1_ms / 2 <= max_batch_ms;
+}
+
 std::vector<std::string> FormatCalibration(const BatchCalibration& c) {
   std::vector<std::string> lines;
   for (const BatchCalibration::Size& s : c.sizes) {
-    char buf[128];
+    char buf[160];
     std::snprintf(buf, sizeof buf, "batch %d: %.2f ms, %.3f ms per item%s", s.batch, s.latency_ms,
-                  s.ms_per_item, s.chosen ? ", chosen" : "");
+                  s.ms_per_item,
+                  s.chosen ? ", chosen" : s.too_long ? ", longer than max_batch_latency_ms" : "");
     lines.push_back(buf);
   }
   return lines;

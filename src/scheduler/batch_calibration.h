@@ -7,9 +7,11 @@
 // on a heavy model a large batch makes the unlucky requests wait for a whole
 // batch before their own. The measured sizes are 1, 2, 4, ... up to
 // max_batch_size (and max_batch_size itself); a size is chosen when its cost
-// per item is at least `min_gain` below the best of the smaller sizes. The
-// queue forms batches of up to the largest chosen size (`max_batch`), and
-// never one whose size costs more per item than batch 1.
+// per item is at least `min_gain` below the best of the smaller sizes, and
+// its batch takes at most `max_batch_ms` (the config's max_batch_latency_ms:
+// a request that just misses a batch waits for all of it). The queue forms
+// batches of up to the largest chosen size (`max_batch`), and never one
+// whose size costs more per item than batch 1.
 //
 // Plain data and pure functions; thread-safe.
 #pragma once
@@ -54,6 +56,7 @@ struct BatchCalibration {
     double latency_ms = 0;   // the fastest of the timed calls at this size
     double ms_per_item = 0;
     bool chosen = false;
+    bool too_long = false;   // it saves enough per item, but its batch takes over max_batch_ms
   };
   bool calibrated = false;  // false: not measured (see note); the config's sizes apply
   std::string note;         // why not measured, or how (rounds, clock)
@@ -78,8 +81,14 @@ double CalibrationBudget(const CalibrationOptions& options, int max_batch_size, 
                          double spent_s);
 
 // Marks the chosen sizes and max_batch from measured latencies (ascending
-// batch, latency_ms set). Pure.
-void ChooseBatchSizes(double min_gain, BatchCalibration* calibration);
+// batch, latency_ms set); max_batch_ms <= 0: no bound on a batch's latency.
+// Pure.
+void ChooseBatchSizes(double min_gain, double max_batch_ms, BatchCalibration* calibration);
+
+// Whether the ladder should measure `batch` at all: not when even a cost per
+// item half of batch 1's would make its batch take over max_batch_ms (a
+// larger size only takes longer). Pure.
+bool WorthMeasuring(int batch, double batch1_ms, double max_batch_ms);
 
 // One line per size, for the log: "batch 4: 8.1 ms, 2.02 ms/item, chosen".
 std::vector<std::string> FormatCalibration(const BatchCalibration& calibration);

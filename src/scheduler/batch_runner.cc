@@ -245,9 +245,17 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
   std::vector<std::vector<NamedTensor>> inputs;
   double ms_per_item_b1 = 0;
   double budget_s = options.budget_s;
+  const auto max_batch_ms = static_cast<double>(config.dynamic_batching.max_batch_latency_ms);
   for (int batch : CalibrationLadder(config.max_batch_size)) {
     if (batch > 1 && elapsed_s() + 4 * ms_per_item_b1 * batch / 1e3 > budget_s) {
       c.note += "ladder stopped before batch " + std::to_string(batch) + "; ";
+      break;
+    }
+    if (!WorthMeasuring(batch, ms_per_item_b1, max_batch_ms)) {
+      c.note += "not measured from batch " + std::to_string(batch) +
+                ": it would take over max_batch_latency_ms (" +
+                std::to_string(config.dynamic_batching.max_batch_latency_ms) +
+                ") even at half of batch 1's cost per item; ";
       break;
     }
     inputs.push_back(ZeroInputs(config, batch));
@@ -284,7 +292,7 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
       c.sizes[i].latency_ms = std::min(c.sizes[i].latency_ms, ms);
     }
   }
-  ChooseBatchSizes(options.min_gain, &c);
+  ChooseBatchSizes(options.min_gain, max_batch_ms, &c);
   c.calibrated = true;
   c.seconds = elapsed_s();
   c.note += std::to_string(rounds) + " timed rounds";

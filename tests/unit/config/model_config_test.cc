@@ -67,15 +67,18 @@ TEST(ModelConfigTest, DefaultsAreApplied) {
   EXPECT_EQ(c->inputs[0].dims, (Shape{-1}));
   EXPECT_TRUE(c->outputs.empty());
   EXPECT_TRUE(c->dynamic_batching.calibrate);
+  EXPECT_EQ(c->dynamic_batching.max_batch_latency_ms, 100);
   EXPECT_EQ(c->variants, "auto");
 }
 
 TEST(ModelConfigTest, CalibrationAndVariantsCanBePinned) {
   auto c = Parse(
       "inputs: [{name: x, datatype: FP32, shape: [2]}]\nmax_batch_size: 8\n"
-      "dynamic_batching: {calibrate: false, preferred_batch_sizes: [4]}\nvariants: frozen\n");
+      "dynamic_batching: {calibrate: false, preferred_batch_sizes: [4], max_batch_latency_ms: 0}\n"
+      "variants: frozen\n");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->dynamic_batching.calibrate);
+  EXPECT_EQ(c->dynamic_batching.max_batch_latency_ms, 0);
   EXPECT_EQ(c->variants, "frozen");
 }
 
@@ -105,6 +108,8 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   ExpectError(in + "max_batch_size: 4\ndynamic_batching: {preferred_batch_sizes: [8]}",
               "preferred_batch_sizes: expected sizes between 1 and max_batch_size (4)");
   ExpectError(in + "dynamic_batching: {calibrate: sometimes}", "calibrate: expected true or false");
+  ExpectError(in + "dynamic_batching: {max_batch_latency_ms: -1}",
+              "max_batch_latency_ms: expected an integer from 0 to 3600000");
   ExpectError(in + "variants: fastest", "variants: expected auto, frozen, channels_last or");
   ExpectError(in + "preprocess: {kind: audio}", "preprocess.kind: expected image or text");
   ExpectError(in + "postprocess: {kind: topk, k: 0}", "postprocess.k");

@@ -131,7 +131,7 @@ TEST_F(StoreCalibrationTest, TheAnnotationCarriesTheTableAndTheLimit) {
   r.version = 2;
   r.executor = {1, {2, 3}, 2};
   r.calibration.sizes = {{1, 2.0, 0, false}, {2, 3.0, 0, false}, {4, 7.0, 0, false}};
-  scheduler::ChooseBatchSizes(0.05, &r.calibration);
+  scheduler::ChooseBatchSizes(0.05, 0, &r.calibration);
   r.calibration.calibrated = true;
   r.calibration.note = "5 timed rounds, wall time";
   config::ModelConfig config;

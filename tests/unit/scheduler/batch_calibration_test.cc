@@ -38,7 +38,7 @@ TEST(BatchCalibrationTest, OneThreadExecutorsUseThreadCpuTimeOthersWallTime) {
 TEST(BatchCalibrationTest, ChoosesEverySizeWhoseCostPerItemFalls) {
   // MobileNetV3-small with a good allocator: 3.1, 2.5, 2.1, 2.1 ms per item.
   BatchCalibration c = Table({{1, 3.1}, {2, 5.0}, {4, 8.4}, {8, 16.8}});
-  ChooseBatchSizes(0.05, &c);
+  ChooseBatchSizes(0.05, 0, &c);
   EXPECT_EQ(c.chosen_sizes(), (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(c.max_batch, 4);  // batch 8 saves nothing per item over 4
   EXPECT_DOUBLE_EQ(c.sizes[2].ms_per_item, 2.1);
@@ -47,7 +47,7 @@ TEST(BatchCalibrationTest, ChoosesEverySizeWhoseCostPerItemFalls) {
 TEST(BatchCalibrationTest, NeverChoosesASizeThatCostsMorePerItemThanBatchOne) {
   // glibc's defaults: batch 1 at 3.1 ms, larger batches 13-16 ms per item.
   BatchCalibration c = Table({{1, 3.1}, {2, 28}, {4, 60}, {8, 125}});
-  ChooseBatchSizes(0.05, &c);
+  ChooseBatchSizes(0.05, 0, &c);
   EXPECT_EQ(c.chosen_sizes(), (std::vector<int>{1}));
   EXPECT_EQ(c.max_batch, 1);
 }
@@ -55,10 +55,38 @@ TEST(BatchCalibrationTest, NeverChoosesASizeThatCostsMorePerItemThanBatchOne) {
 TEST(BatchCalibrationTest, ASmallGainIsNotWorthABatch) {
   // ResNet-50: 95 ms at batch 1, 2% less per item at batch 2.
   BatchCalibration c = Table({{1, 95}, {2, 186}});
-  ChooseBatchSizes(0.05, &c);
+  ChooseBatchSizes(0.05, 0, &c);
   EXPECT_EQ(c.max_batch, 1);
-  ChooseBatchSizes(0.01, &c);
+  ChooseBatchSizes(0.01, 0, &c);
   EXPECT_EQ(c.max_batch, 2);
+}
+
+TEST(BatchCalibrationTest, ABatchLongerThanTheBoundIsNotChosen) {
+  // ResNet-50 on this machine (2026-12-02): batch 2 saves 7% per item, batch 4
+  // less than batch 2 does; each batch of 2 takes 166 ms.
+  BatchCalibration c = Table({{1, 89.7}, {2, 166.3}, {4, 352.6}});
+  ChooseBatchSizes(0.05, 0, &c);
+  EXPECT_EQ(c.chosen_sizes(), (std::vector<int>{1, 2}));
+  ChooseBatchSizes(0.05, 100, &c);
+  EXPECT_EQ(c.chosen_sizes(), (std::vector<int>{1}));
+  EXPECT_EQ(c.max_batch, 1);
+  EXPECT_TRUE(c.sizes[1].too_long);
+  EXPECT_FALSE(c.sizes[2].too_long);  // not worth it per item anyway
+  EXPECT_EQ(FormatCalibration(c)[1],
+            "batch 2: 166.30 ms, 83.150 ms per item, longer than max_batch_latency_ms");
+  // MobileNetV3-small: every batch is far below the bound, the choice is the same.
+  BatchCalibration light = Table({{1, 6.51}, {2, 10.50}, {4, 17.83}, {8, 32.79}});
+  ChooseBatchSizes(0.05, 100, &light);
+  EXPECT_EQ(light.chosen_sizes(), (std::vector<int>{1, 2, 4, 8}));
+}
+
+TEST(BatchCalibrationTest, TheLadderSkipsSizesThatCannotFitTheBound) {
+  EXPECT_TRUE(WorthMeasuring(1, 500, 100));  // batch 1 is always measured
+  EXPECT_TRUE(WorthMeasuring(2, 90, 100));   // 90 ms at half the cost per item fits
+  EXPECT_FALSE(WorthMeasuring(4, 90, 100));
+  EXPECT_FALSE(WorthMeasuring(2, 122, 100));
+  EXPECT_TRUE(WorthMeasuring(8, 6.5, 100));
+  EXPECT_TRUE(WorthMeasuring(8, 500, 0));  // no bound
 }
 
 // Calibrate with a fake model and a fake timer: each call "costs" what
@@ -129,8 +157,11 @@ TEST(CalibrationBudgetTest, ScalesFromBatchOneBetweenTheFloorAndTheCap) {
 
 TEST_F(CalibrateTest, AHeavyModelIsMeasuredAtEverySize) {
   // 122 ms per item (ResNet-50 here): the fixed 1.5 s budget stopped before
-  // batch 4; the budget scaled from batch 1 covers 1, 2, 4 and 8.
-  BatchCalibration c = Run(Config(8), {{1, 122.0}, {2, 200.0}, {4, 360.0}, {8, 900.0}});
+  // batch 4; the budget scaled from batch 1 covers 1, 2, 4 and 8 (with no
+  // bound on a batch's latency).
+  config::ModelConfig config = Config(8);
+  config.dynamic_batching.max_batch_latency_ms = 0;
+  BatchCalibration c = Run(config, {{1, 122.0}, {2, 200.0}, {4, 360.0}, {8, 900.0}});
   ASSERT_TRUE(c.calibrated) << c.note;
   ASSERT_EQ(c.sizes.size(), 4u) << c.note;
   EXPECT_EQ(c.max_batch, 4);
@@ -164,6 +195,20 @@ TEST_F(CalibrateTest, AModelThatFailsIsNotCalibrated) {
   BatchCalibration c = BatchRunner(std::move(o)).Calibrate(options);
   EXPECT_FALSE(c.calibrated);
   EXPECT_NE(c.note.find("zeros are not an image"), std::string::npos) << c.note;
+}
+
+TEST_F(CalibrateTest, TheBoundOnABatchsLatencyStopsTheLadder) {
+  // 90 ms per item: batch 2 may fit 100 ms at best, batch 4 cannot.
+  BatchCalibration c = Run(Config(8), {{1, 90.0}, {2, 166.0}, {4, 352.0}, {8, 680.0}});
+  ASSERT_TRUE(c.calibrated) << c.note;
+  ASSERT_EQ(c.sizes.size(), 2u) << c.note;
+  EXPECT_EQ(c.max_batch, 1);
+  EXPECT_TRUE(c.sizes[1].too_long);
+  EXPECT_NE(c.note.find("not measured from batch 4: it would take over max_batch_latency_ms "
+                        "(100)"),
+            std::string::npos)
+      << c.note;
+  for (int64_t b : model_->batch_sizes()) EXPECT_LE(b, 2);
 }
 
 }  // namespace
