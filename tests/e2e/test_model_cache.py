@@ -173,8 +173,11 @@ def test_a_load_that_queued_reports_its_wait(server_factory, cache_store):
         loads.sort()
         for wait_ms, load_ms, cold, name in loads:
             assert cold >= wait_ms + load_ms - 0.2, loads
-        # The last load waited at least for the loads before it (each ran alone).
-        assert loads[-1][0] >= loads[0][1] + loads[1][1] - 0.5, loads
+        # Each load started after the one before it ended. The requests reached the
+        # server up to a few ms apart, so a load's wait is the previous one's wait and
+        # load, less that spread (5 ms allowed).
+        for (w0, l0, _, _), (w1, _, _, _) in zip(loads, loads[1:]):
+            assert w1 > 1.0 and w1 >= w0 + l0 - 5.0, loads
     finally:
         stop_and_check(s)
 

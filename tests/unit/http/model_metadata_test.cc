@@ -103,7 +103,8 @@ TEST(ModelMetadata, InvalidConfigStillDescribesTheModel) {
 TEST(ModelMetadata, RepositoryIndex) {
   std::vector<ModelStatus> models = {Echo()};
   const std::string footprint =
-      R"("weight_bytes":0,"rss_growth_bytes":0,"peak_growth_bytes":0,"file_bytes":0,"load_ms":0,)";
+      R"("weight_bytes":0,"rss_growth_bytes":0,"peak_growth_bytes":0,"file_bytes":0,"load_ms":0,)"
+      R"("load_wait_ms":0,)";
   EXPECT_EQ(
       WriteV2RepositoryIndex(models, false),
       R"([{"name":"echo","version":"1","state":"READY","reason":"","bytes":4096,)"
