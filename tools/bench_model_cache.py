@@ -89,11 +89,7 @@ def status_kib(pid, field):
 
 
 def rss_bytes(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return status_kib(pid, "VmRSS") * 1024
 
 
 def percentile(values, p):
@@ -188,6 +184,11 @@ def check_answer(body, expected):
     return len(got) == len(expected) and err <= 1e-4 * scale
 
 
+# What an answer that waited for a load says about it: result key, header.
+COLD_START_HEADERS = (("cold_ms", "X-Inferd-Cold-Start-Ms"), ("load_ms", "X-Inferd-Load-Ms"),
+                      ("load_wait_ms", "X-Inferd-Load-Wait-Ms"))
+
+
 class Client:
     """Open loop: request k is due at start + k / rate and is sent at that time on a thread of
     its own, with a keep-alive connection taken from a shared pool of idle ones (a new one when
@@ -204,7 +205,7 @@ class Client:
     def send(self, due, idx):
         name = self.models[idx]["name"]
         body, headers = self.bodies[idx]
-        status, data, cold, load, wait = 0, b"", None, None, None
+        status, data, timing = 0, b"", {}
         try:
             conn = self.idle.get_nowait()
         except queue.Empty:
@@ -217,9 +218,8 @@ class Client:
                 r = conn.getresponse()
                 data = r.read()
                 status = r.status
-                cold = r.getheader("X-Inferd-Cold-Start-Ms")
-                load = r.getheader("X-Inferd-Load-Ms")
-                wait = r.getheader("X-Inferd-Load-Wait-Ms")
+                timing = {key: float(r.getheader(h)) for key, h in COLD_START_HEADERS
+                          if r.getheader(h) is not None}
                 break
             except (OSError, http.client.HTTPException):
                 conn = None
@@ -230,9 +230,7 @@ class Client:
         with self.lock:
             self.results.append({"model": idx, "due": due, "latency_ms": (end - due) * 1000,
                                  "status": status, "ok": ok,
-                                 "cold_ms": float(cold) if cold is not None else None,
-                                 "load_ms": float(load) if load is not None else None,
-                                 "load_wait_ms": float(wait) if wait is not None else None,
+                                 **{key: timing.get(key) for key, _ in COLD_START_HEADERS},
                                  "error": None if ok else data[:200].decode(errors="replace")})
 
     def run(self, sequence, rate):
