@@ -43,18 +43,36 @@ class Scheduler::Impl {
   ~Impl() { Stop(); }
 
   void Start() {
+    MutexLock lock(&mu_);
     for (size_t i = 0; i < options_.executors.size(); ++i) {
-      threads_.emplace_back([this, i] { ExecutorLoop(static_cast<int>(i)); });
+      threads_.emplace_back([this, i] { ExecutorLoop(static_cast<int>(i), 0); });
     }
+  }
+
+  void RecycleExecutors(std::function<void()> after_exit) {
+    {
+      MutexLock lock(&mu_);
+      if (stopping_) return;
+      ++generation_;
+      after_exit_ = std::move(after_exit);
+    }
+    cv_.SignalAll();
+  }
+
+  int recycled_executors() const {
+    MutexLock lock(&mu_);
+    return recycled_;
   }
 
   void Stop() {
     std::vector<QueuedRequest> orphans;
     std::deque<std::shared_ptr<ExecutorTask>> tasks;
+    std::vector<std::thread> threads;
     {
       MutexLock lock(&mu_);
       if (stopping_) return;
-      stopping_ = true;
+      stopping_ = true;  // from here no executor is replaced
+      threads.swap(threads_);
       for (auto& q : queues_) {
         q->AssertLockedBy(&mu_);
         for (auto& r : q->TakeAll()) orphans.push_back(std::move(r));
@@ -63,7 +81,8 @@ class Scheduler::Impl {
       Release(SumBytes(orphans));
     }
     cv_.SignalAll();
-    for (auto& t : threads_) t.join();
+    // A successor joins its predecessor, so joining the last of each slot joins all.
+    for (auto& t : threads) t.join();
     for (auto& t : tasks) t->cancel();
     for (auto& r : orphans) r.done(Unavailable("server is shutting down"));
   }
@@ -234,7 +253,7 @@ class Scheduler::Impl {
     return best;
   }
 
-  void ExecutorLoop(int id) {
+  void ExecutorLoop(int id, uint64_t generation) {
     const ExecutorSpec& spec = options_.executors[static_cast<size_t>(id)];
     // Named for `top -H` and /proc/PID/task/*/comm (15 characters at most).
     pthread_setname_np(pthread_self(), ("inferd-exec-" + std::to_string(id % 1000)).c_str());
@@ -269,6 +288,10 @@ class Scheduler::Impl {
         continue;
       }
       if (stopping_) return;
+      if (generation != generation_) {
+        Replace(id);
+        return;
+      }
       if (auto task = TakeTask(id)) {
         lock.Unlock();
         task->run(id);
@@ -319,6 +342,20 @@ class Scheduler::Impl {
       Finish(n + joined.requests);
       cv_.SignalAll();  // a concurrency slot freed; other executors may start
     }
+  }
+
+  // Hands executor `id`'s slot to a new thread, which joins this one first
+  // (RecycleExecutors). Called by the executor itself, which then returns.
+  void Replace(int id) REQUIRES(mu_) {
+    std::thread self = std::move(threads_[static_cast<size_t>(id)]);
+    ++recycled_;
+    threads_[static_cast<size_t>(id)] =
+        std::thread([this, id, generation = generation_, after_exit = after_exit_,
+                     self = std::move(self)]() mutable {
+          self.join();
+          if (after_exit) after_exit();
+          ExecutorLoop(id, generation);
+        });
   }
 
   // What joined a running batch (TopUpFor), for the accounting after it.
@@ -559,7 +596,10 @@ class Scheduler::Impl {
   int idle_ GUARDED_BY(mu_) = 0;  // executors waiting for work
   bool draining_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;  // RecycleExecutors so far
+  std::function<void()> after_exit_ GUARDED_BY(mu_);
+  int recycled_ GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);  // one slot per executor
 };
 
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Options& options) {
@@ -588,5 +628,9 @@ BatchCalibration Scheduler::GetCalibration(const ModelQueue& queue) const {
   return impl_->GetCalibration(queue);
 }
 size_t Scheduler::HeldBytes() const { return impl_->HeldBytes(); }
+void Scheduler::RecycleExecutors(std::function<void()> after_exit) {
+  impl_->RecycleExecutors(std::move(after_exit));
+}
+int Scheduler::recycled_executors() const { return impl_->recycled_executors(); }
 
 }  // namespace inferd::scheduler

@@ -20,6 +20,7 @@
 // Thread-safety: every public method may be called from any thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -125,6 +126,18 @@ class Scheduler {
   BatchCalibration GetCalibration(const ModelQueue& queue) const;
   // Bytes of the requests queued or running, all models (see max_queue_bytes).
   size_t HeldBytes() const;
+
+  // Replaces every executor thread with a new one at its next idle moment
+  // (between batches and tasks; a running batch finishes first). What
+  // libtorch keeps per thread (ideep's convolution cache, the OpenMP team,
+  // the allocator's thread cache) for every model an executor ever ran goes
+  // with the old thread. The successor joins it, runs `after_exit` (the
+  // repository hands the freed memory back), sets itself up like the first
+  // (Backend::InitExecutorThread) and takes work. For when no model is
+  // resident: a model's next batches would rebuild that state.
+  void RecycleExecutors(std::function<void()> after_exit);
+  // Executor threads replaced so far (tests).
+  int recycled_executors() const;
 
  private:
   class Impl;

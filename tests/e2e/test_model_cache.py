@@ -4,6 +4,7 @@ eviction under a small memory budget with every answer compared to PyTorch's,
 unloading while requests are queued, and model names that cannot be models.
 """
 
+import os
 import threading
 
 import pytest
@@ -372,5 +373,45 @@ def test_model_names_that_cannot_be_models(server_factory, cache_store):
         assert call(s.management, "POST", "/models?url=a%2Fnope").status == 404
         assert len(index(s)) == count, "no name added an entry"
         assert get(s.http, "/v2/health/live").status == 200
+    finally:
+        stop_and_check(s)
+
+
+def executor_threads(server):
+    """The thread ids of the server's executors (named inferd-exec-N)."""
+    tids = set()
+    for task in os.listdir(f"/proc/{server.proc.pid}/task"):
+        try:
+            with open(f"/proc/{server.proc.pid}/task/{task}/comm") as f:
+                if f.read().startswith("inferd-exec-"):
+                    tids.add(int(task))
+        except FileNotFoundError:  # exited meanwhile
+            pass
+    return tids
+
+
+def test_with_nothing_resident_the_executors_are_replaced_and_serve_on(server_factory,
+                                                                       cache_store):
+    """Unloading the last model replaces the executor threads (what libtorch
+    keeps per thread goes with them) as it replaces the load threads; the new
+    executors, as many as before, answer like PyTorch."""
+    s = server_factory(cache_store, "cache-recycle", args=["--lazy-load"])
+    try:
+        x = torch.randn(3, 64)
+        for name in ("mlp_a", "mlp_b"):
+            r = infer_json(s.http, name, [("x", x)])
+            assert r.status == 200, r
+        before = executor_threads(s)
+        assert before, "the server names its executor threads inferd-exec-N"
+        for name in ("mlp_a", "mlp_b"):
+            assert post(s.management, f"/v2/repository/models/{name}/unload", {}).status == 200
+        wait_until(lambda: not (executor_threads(s) & before) and
+                   len(executor_threads(s)) == len(before), 20,
+                   "every executor thread to be replaced once nothing is resident")
+        r = infer_json(s.http, "mlp_a", [("x", x)])
+        assert r.status == 200, r
+        _, out = parse_infer_response(r)
+        with torch.no_grad():
+            assert_same(out["y"], reference(cache_store, "mlp_a")(x))
     finally:
         stop_and_check(s)

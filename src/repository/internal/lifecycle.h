@@ -207,6 +207,9 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   int64_t outside_ GUARDED_BY(mu_) = 0;   // resident - base - resident_, when last read
   bool outside_left_out_ GUARDED_BY(mu_) = false;  // the last plan could not make room for it
   int64_t outside_after_release_ GUARDED_BY(mu_) = 0;  // outside_ after the backend's caches went
+  // A model was resident since the threads were last recycled with nothing
+  // resident: what it left per thread is still there.
+  bool resident_since_recycle_ GUARDED_BY(mu_) = false;
   int startup_pending_ GUARDED_BY(mu_) = 0;
   bool startup_failed_ GUARDED_BY(mu_) = false;
   bool started_ GUARDED_BY(mu_) = false;

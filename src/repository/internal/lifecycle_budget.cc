@@ -119,20 +119,30 @@ void Lifecycle::MeasureOutside() {
     // since they were last dropped, or when no model is resident.
     const bool grew = options_.memory_budget > 0 &&
                       outside_ > outside_after_release_ + options_.memory_budget / 10;
-    const bool empty = resident_ == 0 && outside_ > outside_after_release_;
+    // With nothing resident, also when a release came while models were
+    // resident (which recycles no thread) and models were resident since the
+    // threads were last recycled.
+    const bool empty =
+        resident_ == 0 && (outside_ > outside_after_release_ || resident_since_recycle_);
     if (!grew && !empty) return;
     spdlog::info(
         "memory outside the models' footprints: {} ({} after the last release, {} models' "
         "bytes resident): dropping oneDNN's caches{}",
         FormatBytes(outside_), FormatBytes(outside_after_release_), FormatBytes(resident_),
-        empty ? ", recycling the load threads" : "");
-    // What libtorch keeps per load thread for every model it warmed up goes
-    // with the thread: each is replaced after its current job (LoadPool).
-    // Only with nothing resident: the caches also serve reloads (verifying
-    // the known variant), which were 7-13% slower at the median with a
-    // recycle at every growth (docs/PERFORMANCE.md, "Model cache").
-    if (empty && accepting_jobs_) pool_->Recycle();
+        empty ? ", recycling the load and executor threads" : "");
+    // What libtorch keeps per thread for every model a load thread warmed up
+    // or an executor ran goes with the thread: each is replaced after its
+    // current job (LoadPool, Scheduler::RecycleExecutors). Only with nothing
+    // resident: the caches also serve reloads (verifying the known variant),
+    // which were 7-13% slower at the median with a recycle at every growth
+    // (docs/PERFORMANCE.md, "Model cache"), and a resident model's batches.
+    const bool recycle = empty && accepting_jobs_;
+    if (recycle) {
+      pool_->Recycle();
+      resident_since_recycle_ = false;
+    }
     lock.Unlock();
+    if (recycle && options_.scheduler) options_.scheduler->RecycleExecutors(options_.release_memory);
     if (options_.backend) options_.backend->ReleaseCaches();
     if (options_.release_memory) options_.release_memory();
     if (metrics_) metrics_->cache_releases->Increment();

@@ -357,6 +357,7 @@ void Lifecycle::InstallLocked(Entry& e, int64_t version, uint64_t serial,
   slot.serial = serial;  // taken before the load: the release callback carries it
   charges_[slot.serial] = Charge{e.name, slot.footprint.bytes, false, false};
   resident_ += slot.footprint.bytes;
+  resident_since_recycle_ = true;
   e.resident_bytes += slot.footprint.bytes;
   slot.handle = std::move(handle);
 }

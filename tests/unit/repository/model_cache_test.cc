@@ -1,7 +1,12 @@
 // The model cache: lazy loads on demand, concurrent first requests, deadlines,
 // and paging under a memory budget (LRU order, pinning, in-flight protection,
-// accounting). Fake backend, fake clock, fake resident memory: no sleeps.
+// accounting). Fake backend, fake clock, fake resident memory: no sleeps but
+// one poll for the executors, which replace themselves on their own threads.
 #include "repository/model_repository.h"
+
+#include <chrono>
+#include <thread>
+
 #include "unit/repository/repository_fixture.h"
 
 namespace inferd::repository {
@@ -424,12 +429,28 @@ TEST_F(ModelCacheTest, TheBackendsCachesGoWhenTheOutsideGrowsOrNothingIsResident
   ASSERT_TRUE(repo.Unload("b").ok());
   EXPECT_EQ(backend_.cache_releases(), 1);
   EXPECT_EQ(Counter("inferd_model_cache_releases_total"), 1);
+  EXPECT_EQ(scheduler_->recycled_executors(), 0) << "a model is resident: its executors stay";
   ASSERT_TRUE(repo.Unload("a").ok());  // nothing resident, 2 MiB still outside
-  EXPECT_EQ(backend_.cache_releases(), 1) << "nothing more left outside since the last release";
+  // Not grown since the last release, but that one came while a model was
+  // resident and recycled no thread: this one does.
+  EXPECT_EQ(backend_.cache_releases(), 2);
+  // The executors are replaced too, each at its next idle moment.
+  const int executors = static_cast<int>(scheduler_->num_executors());
+  auto recycled = [&](int n) {
+    for (int i = 0; i < 1000 && scheduler_->recycled_executors() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return scheduler_->recycled_executors();
+  };
+  EXPECT_EQ(recycled(executors), executors);
+  ASSERT_TRUE(repo.Unload("a").ok());
+  ASSERT_TRUE(repo.Unload("b").ok());
+  EXPECT_EQ(backend_.cache_releases(), 2) << "nothing resident since, nothing grown";
   ASSERT_TRUE(repo.Load("a").ok());
   leftover = 3 * kMiB;
   ASSERT_TRUE(repo.Unload("a").ok());  // nothing resident, and more outside than before
-  EXPECT_EQ(backend_.cache_releases(), 2);
+  EXPECT_EQ(backend_.cache_releases(), 3);
+  EXPECT_EQ(recycled(2 * executors), 2 * executors);
 }
 
 TEST_F(ModelCacheTest, ALoadReservesItsPeakWhileItRuns) {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
+#include <thread>
 #include <map>
 
 #include "backend/fake/fake_backend.h"
@@ -31,6 +33,7 @@ class SchedulerTest : public ::testing::Test {
     opts.metrics = &registry_;
     opts.calibrate = false;  // batch formation as configured (calibration: its own tests)
     opts.max_queue_bytes = max_queue_bytes_;
+    opts.backend = backend_;
     auto s = Scheduler::Create(opts);
     ASSERT_TRUE(s.ok());
     scheduler_ = std::move(*s);
@@ -62,6 +65,7 @@ class SchedulerTest : public ::testing::Test {
 
   FakeClock clock_;
   size_t max_queue_bytes_ = 0;
+  backend::Backend* backend_ = nullptr;
   metrics::Registry registry_;
   std::unique_ptr<Scheduler> scheduler_;
   std::shared_ptr<backend::FakeModel> model_;
@@ -503,6 +507,77 @@ TEST_F(SchedulerTest, ConcurrencyCapOfOneSerializes) {
   for (int i = 0; i < 20; ++i) fs.push_back(Submit(static_cast<float>(i)));
   for (auto& f : fs) EXPECT_TRUE(f.get().ok());
   EXPECT_EQ(model_->max_concurrent(), 1);
+}
+
+// Counts executor set-ups, and those that found the thread set up already.
+class SetUpCountingBackend : public backend::FakeBackend {
+ public:
+  void InitExecutorThread(const std::vector<int>&, int) override {
+    static thread_local bool set_up = false;
+    if (set_up) ++again_;
+    set_up = true;
+    ++set_ups_;
+  }
+  std::atomic<int> set_ups_{0};
+  std::atomic<int> again_{0};
+};
+
+// Polls `done` for up to 10 s (the executors replace themselves on their own threads).
+bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
+TEST_F(SchedulerTest, RecycledExecutorsAreNewThreadsThatServeOn) {
+  SetUpCountingBackend backend;
+  backend_ = &backend;
+  Start(Config(1), /*executors=*/2);
+  ASSERT_TRUE(Eventually([&] { return backend.set_ups_ == 2; }));
+  EXPECT_TRUE(Submit(1).get().ok());
+  std::atomic<int> after_exit{0};
+  scheduler_->RecycleExecutors([&] { ++after_exit; });
+  ASSERT_TRUE(Eventually([&] { return backend.set_ups_ == 4 && after_exit == 2; }));
+  EXPECT_EQ(scheduler_->recycled_executors(), 2);
+  EXPECT_EQ(backend.again_, 0);  // each set-up ran on a thread of its own
+  model_->CloseGate();
+  auto a = Submit(2);
+  auto b = Submit(3);
+  model_->WaitForCalls(3);  // both new executors run a batch at once
+  EXPECT_EQ(model_->max_concurrent(), 2);
+  model_->OpenGate();
+  EXPECT_EQ(Floats(a.get()->outputs[0].tensor), (std::vector<float>{2, 3}));
+  EXPECT_EQ(Floats(b.get()->outputs[0].tensor), (std::vector<float>{3, 4}));
+}
+
+TEST_F(SchedulerTest, ARecycleWaitsForTheRunningBatchAndLosesNoQueuedRequest) {
+  SetUpCountingBackend backend;
+  backend_ = &backend;
+  Start(Config(1), /*executors=*/1);
+  model_->CloseGate();
+  auto running = Submit(1);
+  model_->WaitForCalls(1);
+  auto queued = Submit(2);
+  scheduler_->RecycleExecutors(nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(scheduler_->recycled_executors(), 0);  // busy: not replaced mid-batch
+  model_->OpenGate();
+  EXPECT_TRUE(running.get().ok());
+  auto q = queued.get();
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(Floats(q->outputs[0].tensor), (std::vector<float>{2, 3}));
+  ASSERT_TRUE(Eventually([&] { return scheduler_->recycled_executors() == 1; }));
+  EXPECT_EQ(backend.set_ups_, 2);
+}
+
+TEST_F(SchedulerTest, StoppingWhileExecutorsAreReplacedJoinsEveryThread) {
+  for (int round = 0; round < 20; ++round) {
+    Start(Config(1), /*executors=*/2);
+    EXPECT_TRUE(Submit(1).get().ok());
+    scheduler_->RecycleExecutors(nullptr);
+    if (round % 2) scheduler_->RecycleExecutors(nullptr);
+    scheduler_.reset();  // joins predecessors and successors alike (ASan/TSan: no leak, no race)
+    queue_.reset();
+  }
 }
 
 }  // namespace
