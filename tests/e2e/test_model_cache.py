@@ -408,6 +408,7 @@ def test_with_nothing_resident_the_executors_are_replaced_and_serve_on(server_fa
         wait_until(lambda: not (executor_threads(s) & before) and
                    len(executor_threads(s)) == len(before), 20,
                    "every executor thread to be replaced once nothing is resident")
+        assert post(s.management, "/v2/repository/models/mlp_a/load", {}).status == 200
         r = infer_json(s.http, "mlp_a", [("x", x)])
         assert r.status == 200, r
         _, out = parse_infer_response(r)
