@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 namespace inferd {
 
@@ -21,5 +22,13 @@ class Clock {
 // microseconds must mean "no deadline", not wrap round into the past (signed
 // overflow). A negative `after` gives `from`.
 TimePoint DeadlineAfter(TimePoint from, std::chrono::microseconds after);
+
+// Whole microseconds / milliseconds from a to b (for metrics, messages, logs).
+inline int64_t MicrosBetween(TimePoint a, TimePoint b) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
+}
+inline int64_t MillisBetween(TimePoint a, TimePoint b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
 
 }  // namespace inferd

@@ -14,10 +14,6 @@
 namespace inferd::scheduler {
 namespace {
 
-int64_t MicrosBetween(TimePoint a, TimePoint b) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
-}
-
 // What an exception in flight says about itself, without throwing again.
 std::string Describe(std::exception_ptr e) {
   try {

@@ -11,6 +11,28 @@ size_t SumBytes(const std::vector<QueuedRequest>& requests) {
   return bytes;
 }
 
+ModelQueue::Metrics ModelQueue::MakeMetrics(metrics::Registry& registry, const std::string& model,
+                                            const std::string& version) {
+  const metrics::Labels labels = {{"model", model}, {"version", version}};
+  auto rejected = [&](const std::string& reason) {
+    metrics::Labels with_reason = labels;
+    with_reason["reason"] = reason;
+    return registry.ShareCounter("inferd_rejected_total",
+                                 "requests answered without compute, by reason", with_reason);
+  };
+  Metrics m;
+  m.queue_depth =
+      registry.ShareGauge("inferd_queue_depth", "requests queued, not yet running", labels);
+  m.batch_size = registry.ShareHistogram("inferd_batch_size", "items per executed batch", labels,
+                                         metrics::BatchSizeBuckets());
+  m.queue_full = rejected("queue_full");
+  m.deadline = rejected("deadline");
+  m.cancelled = rejected("cancelled");
+  m.draining = rejected("draining");
+  m.queue_bytes = rejected("queue_bytes");
+  return m;
+}
+
 namespace {
 
 BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock) {

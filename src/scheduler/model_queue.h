@@ -130,6 +130,10 @@ class ModelQueue {
     std::shared_ptr<metrics::Counter> draining;
     std::shared_ptr<metrics::Counter> queue_bytes;  // refused for max_queue_bytes
   };
+  // The model version's queue metrics in `registry` (shared with an earlier
+  // queue of the same version).
+  static Metrics MakeMetrics(metrics::Registry& registry, const std::string& model,
+                             const std::string& version);
   // Set once, before the queue is shared (Scheduler::AddModel).
   void set_metrics(const Metrics& m) { metrics_ = m; }
   const Metrics& metrics() const { return metrics_; }

@@ -10,16 +10,13 @@
 #include <thread>
 
 #include "common/thread_annotations.h"
+#include "common/thread_slots.h"
 #include "scheduler/calibration_report.h"
 #include "scheduler/model_queue.h"
 #include "scheduler/request_validation.h"
 
 namespace inferd::scheduler {
 namespace {
-
-int64_t MicrosBetween(TimePoint a, TimePoint b) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
-}
 
 // Work for one executor outside of batches (a model's calibration).
 struct ExecutorTask {
@@ -44,24 +41,24 @@ class Scheduler::Impl {
 
   void Start() {
     MutexLock lock(&mu_);
-    for (size_t i = 0; i < options_.executors.size(); ++i) {
-      threads_.emplace_back([this, i] { ExecutorLoop(static_cast<int>(i), 0); });
-    }
+    slots_.AssertLockedBy(&mu_);
+    slots_.Start(static_cast<int>(options_.executors.size()),
+                 [this](int id, uint64_t generation) { ExecutorLoop(id, generation); });
   }
 
   void RecycleExecutors(std::function<void()> after_exit) {
     {
       MutexLock lock(&mu_);
-      if (stopping_) return;
-      ++generation_;
-      after_exit_ = std::move(after_exit);
+      slots_.AssertLockedBy(&mu_);
+      if (!slots_.Recycle(std::move(after_exit))) return;
     }
     cv_.SignalAll();
   }
 
   int recycled_executors() const {
     MutexLock lock(&mu_);
-    return recycled_;
+    slots_.AssertLockedBy(&mu_);
+    return slots_.recycled();
   }
 
   void Stop() {
@@ -71,8 +68,9 @@ class Scheduler::Impl {
     {
       MutexLock lock(&mu_);
       if (stopping_) return;
-      stopping_ = true;  // from here no executor is replaced
-      threads.swap(threads_);
+      stopping_ = true;
+      slots_.AssertLockedBy(&mu_);
+      threads = slots_.Stop();  // from here no executor is replaced
       for (auto& q : queues_) {
         q->AssertLockedBy(&mu_);
         for (auto& r : q->TakeAll()) orphans.push_back(std::move(r));
@@ -81,7 +79,6 @@ class Scheduler::Impl {
       Release(SumBytes(orphans));
     }
     cv_.SignalAll();
-    // A successor joins its predecessor, so joining the last of each slot joins all.
     for (auto& t : threads) t.join();
     for (auto& t : tasks) t->cancel();
     for (auto& r : orphans) r.done(Unavailable("server is shutting down"));
@@ -89,25 +86,9 @@ class Scheduler::Impl {
 
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec) {
     auto q = std::make_shared<ModelQueue>(std::move(spec), &mu_, options_.clock);
-    if (metrics::Registry* r = options_.metrics) {
-      ModelQueue::Metrics m;
-      const metrics::Labels model = {{"model", q->config().name}, {"version", q->spec().version}};
-      auto rejected = [&](const std::string& reason) {
-        metrics::Labels labels = model;
-        labels["reason"] = reason;
-        return r->ShareCounter("inferd_rejected_total",
-                               "requests answered without compute, by reason", labels);
-      };
-      m.queue_depth =
-          r->ShareGauge("inferd_queue_depth", "requests queued, not yet running", model);
-      m.batch_size = r->ShareHistogram(
-          "inferd_batch_size", "items per executed batch", model, metrics::BatchSizeBuckets());
-      m.queue_full = rejected("queue_full");
-      m.deadline = rejected("deadline");
-      m.cancelled = rejected("cancelled");
-      m.draining = rejected("draining");
-      m.queue_bytes = rejected("queue_bytes");
-      q->set_metrics(m);  // before the queue is shared
+    if (options_.metrics) {
+      q->set_metrics(ModelQueue::MakeMetrics(*options_.metrics, q->config().name,
+                                             q->spec().version));  // before the queue is shared
     }
     if (q->spec().known_calibration) {
       BatchCalibration known = *q->spec().known_calibration;
@@ -259,6 +240,7 @@ class Scheduler::Impl {
     pthread_setname_np(pthread_self(), ("inferd-exec-" + std::to_string(id % 1000)).c_str());
     if (options_.backend) options_.backend->InitExecutorThread(spec.cores, spec.num_threads);
     MutexLock lock(&mu_);
+    slots_.AssertLockedBy(&mu_);
     while (true) {
       const TimePoint now = options_.clock->Now();
       std::vector<QueuedRequest> expired, cancelled;
@@ -288,8 +270,8 @@ class Scheduler::Impl {
         continue;
       }
       if (stopping_) return;
-      if (generation != generation_) {
-        Replace(id);
+      if (slots_.Stale(generation)) {
+        slots_.HandOver(id);  // RecycleExecutors: a new thread takes this slot
         return;
       }
       if (auto task = TakeTask(id)) {
@@ -342,20 +324,6 @@ class Scheduler::Impl {
       Finish(n + joined.requests);
       cv_.SignalAll();  // a concurrency slot freed; other executors may start
     }
-  }
-
-  // Hands executor `id`'s slot to a new thread, which joins this one first
-  // (RecycleExecutors). Called by the executor itself, which then returns.
-  void Replace(int id) REQUIRES(mu_) {
-    std::thread self = std::move(threads_[static_cast<size_t>(id)]);
-    ++recycled_;
-    threads_[static_cast<size_t>(id)] =
-        std::thread([this, id, generation = generation_, after_exit = after_exit_,
-                     self = std::move(self)]() mutable {
-          self.join();
-          if (after_exit) after_exit();
-          ExecutorLoop(id, generation);
-        });
   }
 
   // What joined a running batch (TopUpFor), for the accounting after it.
@@ -426,12 +394,10 @@ class Scheduler::Impl {
     if (q.metrics().queue_depth) q.metrics().queue_depth->Set(static_cast<double>(q.size()));
   }
 
-  void Hold(size_t bytes) REQUIRES(mu_) {
-    held_bytes_ += bytes;
-    if (held_bytes_gauge_) held_bytes_gauge_->Set(static_cast<double>(held_bytes_));
-  }
-  void Release(size_t bytes) REQUIRES(mu_) {
-    held_bytes_ -= bytes;
+  void Hold(size_t bytes) REQUIRES(mu_) { SetHeld(held_bytes_ + bytes); }
+  void Release(size_t bytes) REQUIRES(mu_) { SetHeld(held_bytes_ - bytes); }
+  void SetHeld(size_t bytes) REQUIRES(mu_) {
+    held_bytes_ = bytes;
     if (held_bytes_gauge_) held_bytes_gauge_->Set(static_cast<double>(held_bytes_));
   }
 
@@ -596,10 +562,7 @@ class Scheduler::Impl {
   int idle_ GUARDED_BY(mu_) = 0;  // executors waiting for work
   bool draining_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
-  uint64_t generation_ GUARDED_BY(mu_) = 0;  // RecycleExecutors so far
-  std::function<void()> after_exit_ GUARDED_BY(mu_);
-  int recycled_ GUARDED_BY(mu_) = 0;
-  std::vector<std::thread> threads_ GUARDED_BY(mu_);  // one slot per executor
+  ThreadSlots slots_{&mu_};  // one per executor
 };
 
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Options& options) {

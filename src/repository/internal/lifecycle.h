@@ -45,11 +45,6 @@
 
 namespace inferd::repository::internal {
 
-// Whole milliseconds from a to b, for log lines and messages.
-inline int64_t MillisBetween(TimePoint a, TimePoint b) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
-}
-
 // How often a load that waits for room looks again, besides the events.
 inline constexpr std::chrono::milliseconds kParkedRetry{50};
 

@@ -13,35 +13,35 @@ LoadPool::LoadPool(int threads, std::function<void()> init_thread,
                    std::function<void()> after_exit)
     : init_thread_(std::move(init_thread)), after_exit_(std::move(after_exit)) {
   MutexLock lock(&mu_);
-  for (int i = 0; i < std::max(threads, 1); ++i) {
-    threads_.emplace_back([this, i] { Run(i, 0); });
-  }
+  slots_.AssertLockedBy(&mu_);
+  slots_.Start(std::max(threads, 1), [this](int id, uint64_t generation) { Run(id, generation); });
 }
 
 LoadPool::~LoadPool() {
   std::vector<std::thread> threads;
   {
     MutexLock lock(&mu_);
-    stopping_ = true;  // from here no thread is replaced
-    threads.swap(threads_);
+    stopping_ = true;
+    slots_.AssertLockedBy(&mu_);
+    threads = slots_.Stop();  // from here no thread is replaced
   }
   cv_.SignalAll();
-  // A successor joins its predecessor, so joining the last of each slot joins all.
   for (auto& t : threads) t.join();
 }
 
 void LoadPool::Recycle() {
   {
     MutexLock lock(&mu_);
-    if (stopping_) return;
-    ++generation_;
+    slots_.AssertLockedBy(&mu_);
+    if (!slots_.Recycle(after_exit_)) return;
   }
   cv_.SignalAll();
 }
 
 int LoadPool::recycled() const {
   MutexLock lock(&mu_);
-  return recycled_;
+  slots_.AssertLockedBy(&mu_);
+  return slots_.recycled();
 }
 
 void LoadPool::Post(std::function<void()> job) {
@@ -59,18 +59,11 @@ void LoadPool::Run(int id, uint64_t generation) {
   (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kLoadThreadNice);
   if (init_thread_) init_thread_();
   MutexLock lock(&mu_);
+  slots_.AssertLockedBy(&mu_);
   while (true) {
-    while (!stopping_ && jobs_.empty() && generation == generation_) cv_.Wait(&mu_);
-    if (!stopping_ && generation != generation_) {
-      // Replaced: the successor joins this thread, then takes over its slot.
-      std::thread self = std::move(threads_[static_cast<size_t>(id)]);
-      ++recycled_;
-      threads_[static_cast<size_t>(id)] =
-          std::thread([this, id, generation = generation_, self = std::move(self)]() mutable {
-            self.join();
-            if (after_exit_) after_exit_();
-            Run(id, generation);
-          });
+    while (!stopping_ && jobs_.empty() && !slots_.Stale(generation)) cv_.Wait(&mu_);
+    if (slots_.Stale(generation)) {
+      slots_.HandOver(id);  // a new thread takes this slot
       return;
     }
     if (jobs_.empty()) return;  // stopping, nothing left

@@ -7,20 +7,18 @@
 // repository gives the backend's intra-op pool one unpinned thread, so that a
 // warm-up run stays on one core).
 // Recycle replaces every thread with a new one once it has finished its
-// current job: what libtorch keeps per thread (ideep's convolution cache, its
-// primitives, the allocator's thread cache) for every model a load thread
-// ever warmed up goes with the old thread. The new thread joins the old, runs
-// `after_exit` (the repository hands the freed memory back), then takes jobs.
+// current job (common/thread_slots.h): what libtorch keeps per thread for
+// every model a load thread ever warmed up goes with the old thread. The new
+// thread runs `after_exit` (the repository hands the freed memory back), then
+// takes jobs.
 // Thread-safety: Post and Recycle from any thread, also from a job. The
 // destructor runs the jobs still queued, then joins.
 #pragma once
 
 #include <deque>
 #include <functional>
-#include <thread>
-#include <vector>
-
 #include "common/thread_annotations.h"
+#include "common/thread_slots.h"
 
 namespace inferd::repository::internal {
 
@@ -48,9 +46,7 @@ class LoadPool {
   CondVar cv_;
   std::deque<std::function<void()>> jobs_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
-  uint64_t generation_ GUARDED_BY(mu_) = 0;
-  int recycled_ GUARDED_BY(mu_) = 0;
-  std::vector<std::thread> threads_ GUARDED_BY(mu_);
+  ThreadSlots slots_{&mu_};
 };
 
 }  // namespace inferd::repository::internal

@@ -10,6 +10,7 @@
 
 #include "backend/fake/fake_backend.h"
 #include "unit/scheduler/test_util.h"
+#include "unit/support/eventually.h"
 
 namespace inferd::scheduler {
 namespace {
@@ -522,21 +523,15 @@ class SetUpCountingBackend : public backend::FakeBackend {
   std::atomic<int> again_{0};
 };
 
-// Polls `done` for up to 10 s (the executors replace themselves on their own threads).
-bool Eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return done();
-}
-
 TEST_F(SchedulerTest, RecycledExecutorsAreNewThreadsThatServeOn) {
   SetUpCountingBackend backend;
   backend_ = &backend;
   Start(Config(1), /*executors=*/2);
-  ASSERT_TRUE(Eventually([&] { return backend.set_ups_ == 2; }));
+  ASSERT_TRUE(test_support::Eventually([&] { return backend.set_ups_ == 2; }));
   EXPECT_TRUE(Submit(1).get().ok());
   std::atomic<int> after_exit{0};
   scheduler_->RecycleExecutors([&] { ++after_exit; });
-  ASSERT_TRUE(Eventually([&] { return backend.set_ups_ == 4 && after_exit == 2; }));
+  ASSERT_TRUE(test_support::Eventually([&] { return backend.set_ups_ == 4 && after_exit == 2; }));
   EXPECT_EQ(scheduler_->recycled_executors(), 2);
   EXPECT_EQ(backend.again_, 0);  // each set-up ran on a thread of its own
   model_->CloseGate();
@@ -565,7 +560,7 @@ TEST_F(SchedulerTest, ARecycleWaitsForTheRunningBatchAndLosesNoQueuedRequest) {
   auto q = queued.get();
   ASSERT_TRUE(q.ok()) << q.status().ToString();
   EXPECT_EQ(Floats(q->outputs[0].tensor), (std::vector<float>{2, 3}));
-  ASSERT_TRUE(Eventually([&] { return scheduler_->recycled_executors() == 1; }));
+  ASSERT_TRUE(test_support::Eventually([&] { return scheduler_->recycled_executors() == 1; }));
   EXPECT_EQ(backend.set_ups_, 2);
 }
 
