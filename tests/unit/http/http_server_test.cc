@@ -115,6 +115,32 @@ TEST_F(HttpServerTest, PredictionsWithAndWithoutBatchDim) {
   EXPECT_EQ(put.body, "[7,8]");
 }
 
+// Bodies are read with room for up to 64 KiB at a time (Connection::OnHeader)
+// and an idle connection gives that room back: bodies of every size, one after
+// another and pipelined in one write, each arrive whole and in order.
+TEST_F(HttpServerTest, BodiesOfEverySizeArriveWholeAlsoPipelined) {
+  TestClient c(inference_->port());
+  auto padded = [](const std::string& json, size_t pad) {
+    return json.substr(0, json.size() - 1) + std::string(pad, ' ') + "]";
+  };
+  for (size_t pad : {0ul, 600ul, 70000ul, 300000ul, 10ul}) {
+    auto r = c.Send("POST", "/predictions/echo", padded("[1.5, -2]", pad));
+    EXPECT_EQ(r.status, 200) << pad << ": " << r.body;
+    EXPECT_EQ(r.body, "[1.5,-2]") << pad;
+  }
+  std::string two;
+  for (auto [values, pad] : {std::pair{"[3, 4]", 200000ul}, std::pair{"[5, 6]", 0ul}}) {
+    const std::string body = padded(values, pad);
+    two += "POST /predictions/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+  boost::asio::write(c.socket(), boost::asio::buffer(two));
+  auto first = c.Read();
+  auto second = c.Read();
+  EXPECT_EQ(first.body, "[3,4]");
+  EXPECT_EQ(second.body, "[5,6]");
+}
+
 TEST_F(HttpServerTest, V2JsonInfer) {
   TestClient c(inference_->port());
   auto r = c.Send(
