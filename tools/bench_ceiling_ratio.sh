@@ -8,9 +8,12 @@
 #      size the server's calibration chose (GET /v2/models/MODEL), which a closed loop of CONC
 #      requests can only reach on one executor while the other waits;
 #   2. inferd bench, closed loop at CONC raw JPEG requests (/predictions/MODEL);
-#   3. wrk, the same step (-t1 -cCONC).
-# Alternating puts the machine's drift on all three alike; the summary gives each round's
-# ratios and their medians.
+#   3. the ceiling again;
+#   4. wrk, the same step as 2 (-t1 -cCONC);
+# and the ceiling once more after the last round. Each server step is divided by the mean of the
+# two ceiling steps around it, so that a drift of the machine's speed during the round (up to a
+# third within an hour here) falls on both sides of the ratio alike; the summary gives each
+# round's ratios and their medians.
 #
 #   tools/bench_ceiling_ratio.sh   (env: INFERD=build/inferd CEILING=build/inferd_ceiling
 #     STORE=examples/model-store MODEL=mobilenet_v3_small IMAGE=examples/images/cat.jpg
@@ -62,44 +65,56 @@ echo "bench_ceiling_ratio: calibrated batch $BATCH, ceiling at $CEIL_BATCHES; re
 "$INFERD" bench --url "http://127.0.0.1:$HTTP" --model "$MODEL" --input "$IMAGE" \
   --concurrency "$CONC" --duration "$WARM_S" --warmup 0 --windows 1 --max-windows 1 --no-progress \
   > "$OUT/warm.bench.txt" 2>&1
+ceiling() {
+  "$CEILING" --model-store "$STORE" --model "$MODEL" --instances 2 --threads 1 --batch "$CEIL_BATCHES" \
+    --duration "$DURATION" --warmup 2 --image "$IMAGE" > "$1" 2>&1
+}
 for r in $(seq "$ROUNDS"); do
   echo "round $r/$ROUNDS (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-  "$CEILING" --model-store "$STORE" --model "$MODEL" --instances 2 --threads 1 --batch "$CEIL_BATCHES" \
-    --duration "$DURATION" --warmup 2 --image "$IMAGE" > "$OUT/r$r.ceiling.txt" 2>&1
+  ceiling "$OUT/r$r.ceiling.txt"
   "$INFERD" bench --url "http://127.0.0.1:$HTTP" --model "$MODEL" --input "$IMAGE" \
     --concurrency "$CONC" --duration "$DURATION" --warmup 2 --windows 1 --max-windows 1 \
     --metrics-url "http://127.0.0.1:$METRICS/metrics" --no-progress --json "$OUT/r$r.bench.json" \
     > "$OUT/r$r.bench.txt" 2>&1
+  ceiling "$OUT/r$r.ceiling-mid.txt"
   WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE=image/jpeg \
     wrk -t1 -c"$CONC" -d"${DURATION}s" --timeout 30s --latency -s tools/wrk_post_file.lua \
     "http://127.0.0.1:$HTTP/predictions/$MODEL" > "$OUT/r$r.wrk.txt" 2>&1
 done
+ceiling "$OUT/r$((ROUNDS + 1)).ceiling.txt"
 
 $PY - "$OUT" "$ROUNDS" <<'PYEOF' | tee "$OUT/summary.md"
 import json, re, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 print(open(f"{out}/setup.txt").read())
+def ceiling(path):
+    return {int(b): float(v) for b, v in
+            re.findall(r"batch=(\d+) .*?: ([0-9.]+) items/s", open(path).read())}
+def mean(a, b):
+    return {k: (a[k] + b[k]) / 2 for k in a}
 rows, ratios = [], {}
 for r in range(1, rounds + 1):
-    ceil = {int(b): float(v) for b, v in
-            re.findall(r"batch=(\d+) .*?: ([0-9.]+) items/s", open(f"{out}/r{r}.ceiling.txt").read())}
+    before, mid = ceiling(f"{out}/r{r}.ceiling.txt"), ceiling(f"{out}/r{r}.ceiling-mid.txt")
+    after = ceiling(f"{out}/r{r + 1}.ceiling.txt")
+    # each server step against the ceiling steps on either side of it
+    ceil_bench, ceil_wrk = mean(before, mid), mean(mid, after)
     step = json.load(open(f"{out}/r{r}.bench.json"))["steps"][0]
     wrk_text = open(f"{out}/r{r}.wrk.txt").read()
     wrk = float(re.search(r"Requests/sec:\s*([0-9.]+)", wrk_text).group(1))
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk_text)
-    rows.append((r, ceil, step, wrk, bad.group(1) if bad else "0"))
-batches = sorted(rows[0][1])
-head = " | ".join(f"ceiling b={b}" for b in batches)
+    rows.append((r, (before, mid, after), ceil_bench, ceil_wrk, step, wrk, bad.group(1) if bad else "0"))
+batches = sorted(rows[0][1][0])
+head = " | ".join(f"ceiling b={b}, before / mid / after" for b in batches)
 print(f"| round | {head} | inferd bench req/s | wrk req/s | bench ÷ ceiling | wrk ÷ ceiling | wrk non-2xx |")
 print("|---|" + "---|" * (len(batches) + 5))
-for r, ceil, step, wrk, bad in rows:
+for r, steps, ceil_bench, ceil_wrk, step, wrk, bad in rows:
     bench = step["requests_per_s"]
     for b in batches:
-        ratios.setdefault(("bench", b), []).append(bench / ceil[b])
-        ratios.setdefault(("wrk", b), []).append(wrk / ceil[b])
-    cs = " | ".join(f"{ceil[b]:.1f}" for b in batches)
-    rb = " / ".join(f"{bench / ceil[b]:.2f}" for b in batches)
-    rw = " / ".join(f"{wrk / ceil[b]:.2f}" for b in batches)
+        ratios.setdefault(("bench", b), []).append(bench / ceil_bench[b])
+        ratios.setdefault(("wrk", b), []).append(wrk / ceil_wrk[b])
+    cs = " | ".join(" / ".join(f"{c[b]:.1f}" for c in steps) for b in batches)
+    rb = " / ".join(f"{bench / ceil_bench[b]:.2f}" for b in batches)
+    rw = " / ".join(f"{wrk / ceil_wrk[b]:.2f}" for b in batches)
     print(f"| {r} | {cs} | {bench:.1f} ({step['failures']} failed) | {wrk:.1f} | {rb} | {rw} | {bad} |")
 print("\nmedian ratio to the ceiling (per round, then the median):")
 for b in batches:
