@@ -73,6 +73,7 @@ Status ModelQueue::CheckRoom() const {
 Status ModelQueue::Push(QueuedRequest entry) {
   RETURN_IF_ERROR(CheckRoom());
   entry.seq = next_seq_++;
+  queued_items_ += entry.items;
   levels_[LevelKey(entry.request.priority)].push_back(std::move(entry));
   ++size_;
   return Status::Ok();
@@ -85,6 +86,7 @@ void ModelQueue::TakeExpired(TimePoint now, std::vector<QueuedRequest>* expired,
       const bool is_expired = it->request.deadline <= now;
       const bool is_cancelled = !is_expired && it->request.is_cancelled && it->request.is_cancelled();
       if (is_expired || is_cancelled) {
+        queued_items_ -= it->items;
         (is_expired ? expired : cancelled)->push_back(std::move(*it));
         it = q.erase(it);
         --size_;
@@ -175,10 +177,21 @@ std::optional<TimePoint> ModelQueue::ReadyTime(bool executors_idle) const {
   return head->second + std::chrono::microseconds(db.max_queue_delay_us);
 }
 
+void ModelQueue::set_executors(int total) {
+  int n = spec_.executor_ids.empty() ? total : static_cast<int>(spec_.executor_ids.size());
+  if (spec_.max_concurrency > 0) n = std::min(n, spec_.max_concurrency);
+  executors_ = std::max(n, 1);
+}
+
+int ModelQueue::ShareCap() const {
+  const int share = (queued_items_ + running_items_ + executors_ - 1) / executors_;
+  return std::clamp(share, 1, std::max(1, max_items()));
+}
+
 Batch ModelQueue::TakeBatch(TimePoint now, int share_with) {
   Batch batch;
   const auto& db = spec_.config.dynamic_batching;
-  int limit = std::max(1, max_items());
+  int limit = ShareCap();
   auto head = HeadKey();
   if (!head) return batch;
   // Before the delay has passed a batch is ready only because it reached a
@@ -213,6 +226,7 @@ Batch ModelQueue::TakeBatch(TimePoint now, int share_with) {
   std::vector<QueuedRequest> taken;
   for (auto it = picks.rbegin(); it != picks.rend(); ++it) {
     auto& q = levels_[it->first];
+    queued_items_ -= q[it->second].items;
     taken.push_back(std::move(q[it->second]));
     q.erase(q.begin() + static_cast<std::ptrdiff_t>(it->second));
     --size_;
@@ -238,6 +252,7 @@ std::vector<QueuedRequest> ModelQueue::TakeMore(int max_items, TimePoint now) {
         ++it;
       } else {
         items += it->items;
+        queued_items_ -= it->items;
         taken.push_back(std::move(*it));
         it = q.erase(it);
         --size_;
@@ -262,6 +277,7 @@ std::vector<QueuedRequest> ModelQueue::TakeAll() {
   }
   levels_.clear();
   size_ = 0;
+  queued_items_ = 0;
   return all;
 }
 

@@ -139,8 +139,25 @@ class ModelQueue {
   const Metrics& metrics() const { return metrics_; }
 
   // Executors running this model now, and whether one more may start.
-  void BeginRun() REQUIRES(mu_) { ++running_; }
-  void EndRun() REQUIRES(mu_) { --running_; }
+  // `items`: the batch's; Join adds what joined it while it ran (TakeMore).
+  void BeginRun(int items) REQUIRES(mu_) {
+    ++running_;
+    running_items_ += items;
+  }
+  void Join(int items) REQUIRES(mu_) { running_items_ += items; }
+  void EndRun(int items) REQUIRES(mu_) {
+    --running_;
+    running_items_ -= items;
+  }
+  // The most items one executor takes now: its share of this model's items
+  // in flight (queued and running) over the executors that may run it, within
+  // max_items(). An executor that takes more than its share leaves another
+  // one with less or nothing, while the closed loop of clients it serves
+  // cannot send more (docs/PERFORMANCE.md, "Batch formation at c=8").
+  int ShareCap() const REQUIRES(mu_);
+  // How many of the scheduler's `total` executors may run this model at once
+  // (executor_ids, max_concurrency); set once, before the queue is shared.
+  void set_executors(int total);
   int running() const REQUIRES(mu_) { return running_; }
   bool CanStartOn(int executor_id) const REQUIRES(mu_);
   // Removed from the scheduler: refuses requests, goes when idle.
@@ -169,6 +186,9 @@ class ModelQueue {
   size_t size_ GUARDED_BY(mu_) = 0;
   uint64_t next_seq_ GUARDED_BY(mu_) = 0;
   int running_ GUARDED_BY(mu_) = 0;
+  int queued_items_ GUARDED_BY(mu_) = 0;   // the batch items of the requests queued
+  int running_items_ GUARDED_BY(mu_) = 0;  // and of those running
+  int executors_ = 1;
   bool removed_ GUARDED_BY(mu_) = false;
   bool calibration_deferred_ GUARDED_BY(mu_) = false;
 };

@@ -86,6 +86,7 @@ class Scheduler::Impl {
 
   std::shared_ptr<ModelQueue> AddModel(ModelSpec spec) {
     auto q = std::make_shared<ModelQueue>(std::move(spec), &mu_, options_.clock);
+    q->set_executors(static_cast<int>(options_.executors.size()));  // before it is shared
     if (options_.metrics) {
       q->set_metrics(ModelQueue::MakeMetrics(*options_.metrics, q->config().name,
                                              q->spec().version));  // before the queue is shared
@@ -302,7 +303,7 @@ class Scheduler::Impl {
                               : idle_;
       Batch batch = q->TakeBatch(now, 1 + std::max(helpers, 0));
       SetDepth(*q);
-      q->BeginRun();
+      q->BeginRun(batch.items);
       // Hold the queue (and its model) alive while running unlocked.
       std::shared_ptr<ModelQueue> hold = Find(q);
       MaybeStartDeferredCalibration(hold, batch.items);
@@ -319,7 +320,7 @@ class Scheduler::Impl {
       if (top_up && !joined.observed && q->metrics().batch_size) {
         q->metrics().batch_size->Observe(batch.items + joined.items);
       }
-      q->EndRun();
+      q->EndRun(batch.items + joined.items);
       Release(bytes + joined.bytes);
       Finish(n + joined.requests);
       cv_.SignalAll();  // a concurrency slot freed; other executors may start
@@ -346,7 +347,7 @@ class Scheduler::Impl {
     return [this, &q, joined](int items) -> std::vector<QueuedRequest> {
       MutexLock lock(&mu_);
       q.AssertLockedBy(&mu_);
-      const int room = q.max_items() - items;
+      const int room = q.ShareCap() - items;
       const int slots =
           q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running() : idle_;
       const TimePoint now = options_.clock->Now();
@@ -361,6 +362,7 @@ class Scheduler::Impl {
       }
       for (auto& m : more) {
         m.joined = now;
+        q.Join(m.items);
         joined->items += m.items;
         joined->bytes += m.bytes;
       }

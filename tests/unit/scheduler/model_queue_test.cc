@@ -224,8 +224,63 @@ TEST(ModelQueueTest, ConcurrencyCapAndExecutorSet) {
   ModelQueue q(std::move(spec), &test_mu);
   EXPECT_FALSE(q.CanStartOn(0));
   EXPECT_TRUE(q.CanStartOn(1));
-  q.BeginRun();
+  q.BeginRun(1);
   EXPECT_FALSE(q.CanStartOn(1));
+}
+
+// An executor takes at most its share of the model's items in flight (queued
+// and running) over the executors that may run it: with 8 clients and 2
+// executors, 4 each, not 8 for one and nothing for the other.
+TEST(ModelQueueTest, AnExecutorTakesItsShareOfTheItemsInFlight) {
+  auto q = MakeQueue(Config(8, 0));
+  q.set_executors(2);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(q.ShareCap(), 4);
+  Batch first = q.TakeBatch(kT0);
+  EXPECT_EQ(first.items, 4);
+  q.BeginRun(first.items);
+  EXPECT_EQ(q.ShareCap(), 4) << "4 running, 4 queued";
+  Batch second = q.TakeBatch(kT0);
+  EXPECT_EQ(second.items, 4);
+  q.BeginRun(second.items);
+  q.EndRun(first.items);
+  ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(q.ShareCap(), 3) << "4 running, 1 queued: ceil(5 / 2)";
+  EXPECT_EQ(q.TakeBatch(kT0).items, 1);
+  q.BeginRun(1);
+  q.Join(2);  // two more joined the running batch
+  EXPECT_EQ(q.ShareCap(), 4) << "4 + 1 + 2 running";
+}
+
+TEST(ModelQueueTest, TheShareIsCappedByMaxItemsAndIsAllForOneExecutor) {
+  auto deep = MakeQueue(Config(8, 0));
+  deep.set_executors(2);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(deep.Push(Req({4, 2}, kT0)).ok());
+  EXPECT_EQ(deep.ShareCap(), 8) << "a share of 10, within max_batch_size";
+  EXPECT_EQ(deep.TakeBatch(kT0).items, 8);
+  ModelSpec spec;
+  spec.name = "m:1";
+  spec.config = Config(8, 0);
+  spec.max_concurrency = 1;  // of 4 executors, one at a time may run it
+  ModelQueue single(std::move(spec), &test_mu);
+  single.set_executors(4);
+  EXPECT_EQ(single.ShareCap(), 1) << "nothing in flight: at least one";
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(single.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(single.TakeBatch(kT0).items, 6);
+}
+
+TEST(ModelQueueTest, ItemsLeaveTheShareWhenExpiredOrTaken) {
+  auto q = MakeQueue(Config(8, 0));
+  q.set_executors(2);
+  ASSERT_TRUE(q.Push(Req({3, 2}, kT0, 0, kT0 + microseconds(5))).ok());
+  ASSERT_TRUE(q.Push(Req({3, 2}, kT0)).ok());
+  EXPECT_EQ(q.ShareCap(), 3);
+  std::vector<QueuedRequest> expired, cancelled;
+  q.TakeExpired(kT0 + microseconds(10), &expired, &cancelled);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(q.ShareCap(), 2) << "ceil(3 / 2)";
+  q.TakeAll();
+  EXPECT_EQ(q.ShareCap(), 1);
 }
 
 }  // namespace
