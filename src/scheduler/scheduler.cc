@@ -12,21 +12,11 @@
 #include "common/thread_annotations.h"
 #include "common/thread_slots.h"
 #include "scheduler/calibration_report.h"
+#include "scheduler/executor_task.h"
 #include "scheduler/model_queue.h"
 #include "scheduler/request_validation.h"
 
 namespace inferd::scheduler {
-namespace {
-
-// Work for one executor outside of batches (a model's calibration).
-struct ExecutorTask {
-  std::vector<int> executors;             // that may run it; empty = any
-  std::function<void(int executor)> run;  // on the executor, unlocked; must not throw
-  std::function<void()> cancel;           // instead of run, when stopping
-};
-
-}  // namespace
-
 class Scheduler::Impl {
  public:
   explicit Impl(const Options& options) : options_(options) {
@@ -422,35 +412,6 @@ class Scheduler::Impl {
     return options_.calibrate && config.max_batch_size > 1 && config.dynamic_batching.calibrate;
   }
 
-  // A task that measures the model's batch sizes on an executor that may run
-  // it (tasks come before batches) and hands the result to `done` there (or
-  // an uncalibrated result with the reason, when the server stops first).
-  std::shared_ptr<ExecutorTask> CalibrationTask(
-      std::shared_ptr<ModelQueue> q, std::function<void(BatchCalibration)> done) {
-    auto task = std::make_shared<ExecutorTask>();
-    task->executors = q->spec().executor_ids;
-    task->run = [this, q, done](int executor) {
-      CalibrationOptions o = options_.calibration;
-      const int threads = options_.executors[static_cast<size_t>(executor)].num_threads;
-      if (!o.timer) o.timer = ExecutorTimer(threads);
-      BatchCalibration c;
-      try {
-        c = q->runner().Calibrate(o);
-        if (c.calibrated) c.note += ", " + ExecutorClockName(threads);
-      } catch (...) {
-        c = BatchCalibration();
-        c.note = "not calibrated: it threw";
-      }
-      done(std::move(c));
-    };
-    task->cancel = [done] {
-      BatchCalibration none;
-      none.note = "not calibrated: the server stopped first";
-      done(std::move(none));
-    };
-    return task;
-  }
-
   // Queues a task for the executors; cancels it when stopping.
   void Post(std::shared_ptr<ExecutorTask> task) {
     {
@@ -476,7 +437,8 @@ class Scheduler::Impl {
       result.note = "calibration is off for this server";
     } else if (WouldCalibrate(q->config())) {
       auto promise = std::make_shared<std::promise<BatchCalibration>>();
-      Post(CalibrationTask(q, [promise](BatchCalibration c) { promise->set_value(std::move(c)); }));
+      Post(CalibrationTask(q, options_.calibration, options_.executors,
+                           [promise](BatchCalibration c) { promise->set_value(std::move(c)); }));
       result = promise->get_future().get();
     } else {
       result = q->runner().Calibrate(options_.calibration);  // only explains why not
@@ -493,9 +455,8 @@ class Scheduler::Impl {
     if (!q->calibration_deferred() || stopping_ || (items <= 1 && q->empty())) return;
     q->set_calibration_deferred(false);
     spdlog::info("model '{}': requests queue; calibrating its batch sizes", q->spec().name);
-    tasks_.push_back(CalibrationTask(q, [this, q](BatchCalibration c) {
-      Publish(*q, std::move(c), "");
-    }));
+    auto publish = [this, q](BatchCalibration c) { Publish(*q, std::move(c), ""); };
+    tasks_.push_back(CalibrationTask(q, options_.calibration, options_.executors, publish));
     cv_.SignalAll();
   }
 
