@@ -263,23 +263,31 @@ class TrimScratchOnExit {
 
 }  // namespace
 
+Status ImagePreprocessor::TransformAll(const std::vector<std::string_view>& images,
+                                       std::vector<Image8>* items,
+                                       std::vector<uint8_t>* scratch) const {
+  if (images.empty()) return InvalidArgument("no image in the request");
+  items->resize(images.size());
+  std::vector<Image8>& out = *items;
+  for (size_t i = 0; i < images.size(); ++i) {
+    Status st = Transform(images[i], &out[i], scratch);
+    if (!st.ok()) return images.size() > 1 ? st.WithContext("item " + std::to_string(i)) : st;
+    if (out[i].width != out[0].width || out[i].height != out[0].height) {
+      return InvalidArgument(
+          "item " + std::to_string(i) + " is " + Dims(out[i].width, out[i].height) +
+          " after preprocessing but item 0 is " + Dims(out[0].width, out[0].height) +
+          "; set preprocess.center_crop or width/height to batch them");
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& images,
                                         TensorPool* pool) const {
   RunScratch& scratch = t_run_scratch;
   TrimScratchOnExit trim(&scratch);
   std::vector<Image8>& items = scratch.items;
-  items.resize(images.size());
-  for (size_t i = 0; i < images.size(); ++i) {
-    Status st = Transform(images[i], &items[i], &scratch.resize);
-    if (!st.ok()) return images.size() > 1 ? st.WithContext("item " + std::to_string(i)) : st;
-    if (items[i].width != items[0].width || items[i].height != items[0].height) {
-      return InvalidArgument(
-          "item " + std::to_string(i) + " is " + Dims(items[i].width, items[i].height) +
-          " after preprocessing but item 0 is " + Dims(items[0].width, items[0].height) +
-          "; set preprocess.center_crop or width/height to batch them");
-    }
-  }
-  if (items.empty()) return InvalidArgument("no image in the request");
+  RETURN_IF_ERROR(TransformAll(images, &items, &scratch.resize));
   const Image8& first = items[0];
   // Write fills every byte of every item: no zero fill first.
   const Shape shape = {static_cast<int64_t>(items.size()), channels_, first.height, first.width};
@@ -289,6 +297,33 @@ StatusOr<Tensor> ImagePreprocessor::Run(const std::vector<std::string_view>& ima
       static_cast<size_t>(channels_) * first.height * first.width * DataTypeSize(dtype_);
   for (size_t i = 0; i < items.size(); ++i) Write(items[i], tensor.mutable_data() + i * item_bytes);
   return tensor;
+}
+
+size_t ImagePreprocessor::item_bytes() const {
+  if (spec_height_ < 0 || spec_width_ < 0) return 0;
+  return static_cast<size_t>(channels_) * static_cast<size_t>(spec_height_) *
+         static_cast<size_t>(spec_width_) * DataTypeSize(dtype_);
+}
+
+Status ImagePreprocessor::RunInto(const std::vector<std::string_view>& images, std::byte* dst,
+                                  size_t dst_bytes) const {
+  const size_t row = item_bytes();
+  if (row == 0) {
+    return FailedPrecondition("input '" + input_name_ +
+                              "' has a variable height or width: no batch rows to write into");
+  }
+  if (dst_bytes != images.size() * row) {
+    return Internal("preprocess (image): " + std::to_string(images.size()) + " images need " +
+                    std::to_string(images.size() * row) + " bytes, the batch gave them " +
+                    std::to_string(dst_bytes));
+  }
+  RunScratch& scratch = t_run_scratch;
+  TrimScratchOnExit trim(&scratch);
+  std::vector<Image8>& items = scratch.items;
+  RETURN_IF_ERROR(TransformAll(images, &items, &scratch.resize));
+  // Transform checked the size against the input's height and width.
+  for (size_t i = 0; i < items.size(); ++i) Write(items[i], dst + i * row);
+  return Status::Ok();
 }
 
 }  // namespace inferd::pipeline

@@ -49,6 +49,15 @@ class ImagePreprocessor {
   // returned with "item i: " in front when there is more than one item.
   StatusOr<Tensor> Run(const std::vector<std::string_view>& images,
                        TensorPool* pool = nullptr) const;
+  // Both steps for a batch, into `dst`: exactly images.size() rows of
+  // item_bytes() each (a slice of a batch tensor that the caller owns). Only for an input
+  // with fixed height and width (item_bytes() > 0). Errors as Run's; on an
+  // error, the rows written so far are indeterminate.
+  Status RunInto(const std::vector<std::string_view>& images, std::byte* dst,
+                 size_t dst_bytes) const;
+  // Bytes of one item of the input (channels x height x width x dtype); 0
+  // when the input's height or width is variable.
+  size_t item_bytes() const;
 
   DataType dtype() const { return dtype_; }
   int channels() const { return channels_; }
@@ -57,6 +66,9 @@ class ImagePreprocessor {
   ImagePreprocessor() = default;
   // Transform with the resampler's scratch rows supplied (reused by Run).
   Status Transform(std::string_view bytes, Image8* out, std::vector<uint8_t>* scratch) const;
+  // Transform of every image into `items`, which must all have one size.
+  Status TransformAll(const std::vector<std::string_view>& images, std::vector<Image8>* items,
+                      std::vector<uint8_t>* scratch) const;
 
   config::PreprocessConfig config_;
   std::string input_name_;

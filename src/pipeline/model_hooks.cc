@@ -69,8 +69,28 @@ Status CheckTextMediaType(const std::string& media, std::string_view content_typ
 std::string ItemContext(size_t i, size_t n) { return n > 1 ? "item " + std::to_string(i) : ""; }
 
 using PreprocessHook = std::function<Status(scheduler::InferenceRequest&)>;
+using PreprocessIntoHook =
+    std::function<Status(scheduler::InferenceRequest&, std::byte*, size_t)>;
 
-StatusOr<PreprocessHook> MakeImageHook(const config::ModelConfig& config) {
+// The request's images, unwrapped (multipart, base64 JSON) and checked for an
+// image media type; `storage` holds the bytes that unwrapping decoded.
+Status UnwrapImages(const scheduler::InferenceRequest& request, std::vector<std::string>* storage,
+                    std::vector<std::string_view>* images) {
+  const size_t n = request.raw.size();
+  storage->assign(n, std::string());
+  images->assign(n, std::string_view());
+  for (size_t i = 0; i < n; ++i) {
+    auto payload = UnwrapPayload(request.raw[i], &(*storage)[i]);
+    Status st = payload.ok() ? CheckImageMediaType(payload->media_type) : payload.status();
+    if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
+    (*images)[i] = payload->bytes;
+  }
+  return Status::Ok();
+}
+
+// Both image hooks: into a tensor of the request's own, and, for an input of
+// fixed height and width, into the batch's rows.
+Status AddImageHooks(const config::ModelConfig& config, scheduler::ModelHooks* hooks) {
   if (config.inputs.size() != 1) {
     return FailedPrecondition("preprocess (image): the model must have exactly one input, it has " +
                               std::to_string(config.inputs.size()));
@@ -83,22 +103,28 @@ StatusOr<PreprocessHook> MakeImageHook(const config::ModelConfig& config) {
   // batch, or assembled into it); the pool then takes its bytes back for the
   // next request, on whichever executor runs it.
   auto pool = std::make_shared<TensorPool>();
-  return PreprocessHook([pre, pool, input_name](scheduler::InferenceRequest& request) -> Status {
-    const size_t n = request.raw.size();
-    std::vector<std::string> storage(n);
-    std::vector<std::string_view> images(n);
-    for (size_t i = 0; i < n; ++i) {
-      auto payload = UnwrapPayload(request.raw[i], &storage[i]);
-      Status st = payload.ok() ? CheckImageMediaType(payload->media_type) : payload.status();
-      if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
-      images[i] = payload->bytes;
-    }
+  hooks->preprocess = [pre, pool, input_name](scheduler::InferenceRequest& request) -> Status {
+    std::vector<std::string> storage;
+    std::vector<std::string_view> images;
+    RETURN_IF_ERROR(UnwrapImages(request, &storage, &images));
     ASSIGN_OR_RETURN(Tensor tensor, pre->Run(images, pool.get()));
     request.inputs.clear();
     request.inputs.push_back({input_name, std::move(tensor)});
     request.raw.clear();
     return Status::Ok();
-  });
+  };
+  if (pre->item_bytes() == 0) return Status::Ok();
+  hooks->preprocess_into = [pre](scheduler::InferenceRequest& request, std::byte* dst,
+                                 size_t dst_bytes) -> Status {
+    std::vector<std::string> storage;
+    std::vector<std::string_view> images;
+    RETURN_IF_ERROR(UnwrapImages(request, &storage, &images));
+    RETURN_IF_ERROR(pre->RunInto(images, dst, dst_bytes));
+    request.inputs.clear();
+    request.raw.clear();
+    return Status::Ok();
+  };
+  return Status::Ok();
 }
 
 StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config,
@@ -131,7 +157,7 @@ StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config
   scheduler::ModelHooks hooks;
   const std::string& pre = config.preprocess.kind;
   if (pre == "image") {
-    ASSIGN_OR_RETURN(hooks.preprocess, MakeImageHook(config));
+    RETURN_IF_ERROR(AddImageHooks(config, &hooks));
   } else if (pre == "text") {
     ASSIGN_OR_RETURN(hooks.preprocess, MakeTextHook(config, model_dir));
   } else if (!pre.empty()) {
@@ -149,12 +175,12 @@ StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config
 
 namespace {
 
-template <typename Arg>
-std::function<Status(Arg&)> Guard(std::function<Status(Arg&)> hook, const char* step) {
+template <typename... Args>
+std::function<Status(Args...)> Guard(std::function<Status(Args...)> hook, const char* step) {
   if (!hook) return hook;
-  return [hook = std::move(hook), step](Arg& arg) -> Status {
+  return [hook = std::move(hook), step](Args... args) -> Status {
     try {
-      return hook(arg);
+      return hook(args...);
     } catch (const std::bad_alloc&) {
       return Unavailable(std::string(step) + " ran out of memory; retry later");
     } catch (const std::exception& e) {
@@ -169,6 +195,7 @@ std::function<Status(Arg&)> Guard(std::function<Status(Arg&)> hook, const char* 
 
 scheduler::ModelHooks GuardHooks(scheduler::ModelHooks hooks) {
   hooks.preprocess = Guard(std::move(hooks.preprocess), "preprocessing");
+  hooks.preprocess_into = Guard(std::move(hooks.preprocess_into), "preprocessing");
   hooks.postprocess = Guard(std::move(hooks.postprocess), "postprocessing");
   return hooks;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace inferd::scheduler {
 namespace {
@@ -124,6 +125,27 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
     out.inputs.push_back({spec.name, std::move(batched)});
   }
   return out;
+}
+
+AssembledBatch BatchOfRows(const config::ModelConfig& config, const Tensor& rows,
+                           std::vector<int> items) {
+  AssembledBatch batch;
+  int64_t total = 0;
+  for (int n : items) total += n;
+  const int64_t capacity = rows.shape().empty() ? 0 : rows.shape()[0];
+  const size_t row = capacity == 0 ? 0 : rows.byte_size() / static_cast<size_t>(capacity);
+  Shape shape = rows.shape();
+  shape[0] = total;
+  batch.inputs.push_back({config.inputs.front().name,
+                          Tensor::Borrow(rows.dtype(), shape, std::make_shared<Tensor>(rows),
+                                         rows.data(), row * static_cast<size_t>(total))});
+  for (int n : items) {
+    Shape own = shape;
+    own[0] = n;
+    batch.own_shapes.push_back({std::move(own)});
+  }
+  batch.items = std::move(items);
+  return batch;
 }
 
 StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(

@@ -32,6 +32,13 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
                                        const std::vector<const std::vector<NamedTensor>*>& requests,
                                        TensorPool* pool = nullptr);
 
+// A batch whose pre-processing wrote each request's items into consecutive
+// rows of `rows` (the single input of `config`, shape [capacity, dims...],
+// capacity >= the sum of `items`): its input is a view of the rows in use,
+// which keeps `rows` alive; nothing is copied.
+AssembledBatch BatchOfRows(const config::ModelConfig& config, const Tensor& rows,
+                           std::vector<int> items);
+
 // Splits batched outputs into one output list per request.
 StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(
     const AssembledBatch& batch, const std::vector<NamedTensor>& outputs);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "scheduler/batch_assembly.h"
@@ -52,7 +53,33 @@ void Answer(QueuedRequest& queued, bool* answered, StatusOr<InferenceResponse> r
 
 }  // namespace
 
-BatchRunner::BatchRunner(Options options) : options_(std::move(options)) {}
+namespace {
+
+// One item's bytes of the config's single input, when it has fixed dims and a
+// fixed-size dtype; else 0.
+size_t FixedRowBytes(const config::ModelConfig& config) {
+  if (config.inputs.size() != 1 || config.inputs.front().dtype == DataType::kBytes) return 0;
+  size_t bytes = DataTypeSize(config.inputs.front().dtype);
+  for (int64_t d : config.inputs.front().dims) {
+    if (d < 0) return 0;
+    bytes *= static_cast<size_t>(d);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+// The batch tensor that pre-processing writes into (preprocess_into):
+// `used` of its rows hold the live requests' items, in order.
+struct BatchRunner::Rows {
+  Tensor tensor;
+  int capacity = 0;
+  int used = 0;
+};
+
+BatchRunner::BatchRunner(Options options)
+    : options_(std::move(options)),
+      row_bytes_(options_.hooks.preprocess_into ? FixedRowBytes(options_.config) : 0) {}
 
 void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up) {
   std::vector<Pending> pending;
@@ -83,6 +110,27 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
   // meanwhile may join (top_up), until none does.
   std::vector<size_t> live;
   int items = 0;
+  // Into batch rows when every request is raw (top-ups are raw too).
+  Rows rows;
+  bool into_rows = row_bytes_ > 0;
+  for (const QueuedRequest& r : requests) into_rows = into_rows && !r.request.raw.empty();
+  const config::TensorSpec* row_spec = into_rows ? &options_.config.inputs.front() : nullptr;
+  // Room for `more` items after the rows in use: the first call takes a pooled
+  // tensor of max_batch_size rows; a batch that outgrows it moves to a larger one.
+  auto reserve_rows = [&](int more) {
+    const int needed = rows.used + more;
+    if (needed <= rows.capacity) return;
+    const int capacity = std::max({needed, options_.config.max_batch_size, 2 * rows.capacity});
+    Shape shape{capacity};
+    shape.insert(shape.end(), row_spec->dims.begin(), row_spec->dims.end());
+    Tensor grown = input_pool_.AllocateUninitialized(row_spec->dtype, std::move(shape));
+    if (rows.used > 0) {
+      std::memcpy(grown.mutable_data(), rows.tensor.data(),
+                  static_cast<size_t>(rows.used) * row_bytes_);
+    }
+    rows.tensor = std::move(grown);
+    rows.capacity = capacity;
+  };
   for (size_t next = 0;;) {
     *stage = "batch set-up";
     pending.reserve(requests.size());
@@ -93,7 +141,16 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
         const TimePoint t0 = clock.Now();
         Status st;
         try {
-          st = options_.hooks.preprocess(request);
+          if (into_rows) {
+            const int n = requests[next].items;
+            reserve_rows(n);
+            st = options_.hooks.preprocess_into(
+                request, rows.tensor.mutable_data() + static_cast<size_t>(rows.used) * row_bytes_,
+                static_cast<size_t>(n) * row_bytes_);
+            if (st.ok()) rows.used += n;
+          } else {
+            st = options_.hooks.preprocess(request);
+          }
         } catch (...) {
           const std::string what = Describe(std::current_exception());
           spdlog::error("{}: pre-processing threw: {}", model, what);
@@ -118,10 +175,18 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
   if (live.empty()) return;
 
   *stage = "batch assembly";
-  std::vector<const std::vector<NamedTensor>*> inputs;
-  inputs.reserve(live.size());
-  for (size_t i : live) inputs.push_back(&requests[i].request.inputs);
-  auto assembled = AssembleBatch(options_.config, inputs, &input_pool_);
+  StatusOr<AssembledBatch> assembled = AssembledBatch{};
+  if (into_rows) {
+    std::vector<int> live_items;
+    live_items.reserve(live.size());
+    for (size_t i : live) live_items.push_back(requests[i].items);
+    assembled = BatchOfRows(options_.config, rows.tensor, std::move(live_items));
+  } else {
+    std::vector<const std::vector<NamedTensor>*> inputs;
+    inputs.reserve(live.size());
+    for (size_t i : live) inputs.push_back(&requests[i].request.inputs);
+    assembled = AssembleBatch(options_.config, inputs, &input_pool_);
+  }
   if (!assembled.ok()) {
     for (size_t i : live) answer(i, assembled.status());
     return;

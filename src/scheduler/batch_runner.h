@@ -16,7 +16,11 @@
 // Buffers: the batched inputs that assembly makes (one per input of a batch
 // of several requests) take their bytes from the runner's TensorPool, so the
 // executors running this model reuse a few buffers instead of allocating per
-// batch. A buffer goes back to the pool only when its last handle does: an
+// batch. A model with hooks.preprocess_into (one input of fixed dims: an
+// image model) skips assembly: a batch of raw requests gets a pooled tensor
+// of max_batch_size rows first, and each request is pre-processed straight
+// into its rows (grown, with a copy, in the unexpected case that a batch
+// outgrows it); the model runs on a view of the rows in use. A buffer goes back to the pool only when its last handle does: an
 // output that aliases its input (an identity model), and every response
 // slice of it, keep it out of the pool until they are gone (tensor_pool.h).
 //
@@ -81,10 +85,14 @@ class BatchRunner {
 
  private:
   struct Pending;
+  struct Rows;
   void RunStages(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
                  TimePoint start, const TopUp& top_up, const char** stage);
 
   const Options options_;
+  // Bytes of one item of the model's single input when pre-processing can
+  // write into batch rows (hooks.preprocess_into, fixed dims); else 0.
+  const size_t row_bytes_;
   TensorPool input_pool_;
 };
 

@@ -41,10 +41,17 @@ struct ExecutorSpec {
   int num_threads = 1;     // intra-op threads (== cores.size() when pinned)
 };
 
-// Pipeline hooks run on the executor thread; either may be empty.
+// Pipeline hooks run on the executor thread; any may be empty.
 struct ModelHooks {
   // Turns request.raw into request.inputs (one item per raw payload).
   std::function<Status(InferenceRequest&)> preprocess;
+  // Optional, beside preprocess, for a model with one input of fixed dims
+  // (an image model): the same work, but the request's items are written
+  // straight into `dst`, raw.size() rows of the input's item bytes, a slice
+  // of the batch tensor the runner owns; request.raw is cleared and
+  // request.inputs left empty. The batch then needs no tensor per request
+  // and no assembly copy (the in-process ceiling works this way too).
+  std::function<Status(InferenceRequest&, std::byte* dst, size_t dst_bytes)> preprocess_into;
   // Fills response.labels (or rewrites outputs) for a whole request.
   std::function<Status(InferenceResponse&)> postprocess;
 };

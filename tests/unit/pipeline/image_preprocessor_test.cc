@@ -144,6 +144,37 @@ TEST(ImagePreprocessorTest, BatchOfTwoStacksItems) {
   EXPECT_EQ(std::memcmp(t->data_as<float>() + 3 * 28 * 28, second.data(), second.size() * 4), 0);
 }
 
+// RunInto writes the same bytes as Run, into rows the caller owns (a batch
+// tensor), and touches nothing outside the rows it was given.
+TEST(ImagePreprocessorTest, RunIntoWritesRunsBytesIntoTheGivenRows) {
+  auto pre = ImagePreprocessor::Create(ImageNetConfig(32, 28), Spec({3, 28, 28}));
+  ASSERT_TRUE(pre.ok());
+  const size_t row = 3 * 28 * 28 * sizeof(float);
+  EXPECT_EQ((*pre)->item_bytes(), row);
+  auto t = (*pre)->Run({Fixture("scene_64x48.png"), Fixture("scene_61x47.png")});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<std::byte> rows(4 * row, std::byte{0x5a});
+  Status st = (*pre)->RunInto({Fixture("scene_64x48.png"), Fixture("scene_61x47.png")},
+                              rows.data() + row, 2 * row);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(std::memcmp(rows.data() + row, t->data(), 2 * row), 0);
+  for (size_t i : {size_t{0}, row - 1, 3 * row, 4 * row - 1}) {
+    EXPECT_EQ(rows[i], std::byte{0x5a}) << "byte " << i << " is outside the rows given";
+  }
+  // Rows of another size than the images need, and a variable input size.
+  EXPECT_EQ((*pre)->RunInto({Fixture("scene_64x48.png")}, rows.data(), 2 * row).code(),
+            StatusCode::kInternal);
+  auto variable = ImagePreprocessor::Create(ImageNetConfig(32, 0), Spec({3, -1, -1}));
+  ASSERT_TRUE(variable.ok()) << variable.status().ToString();
+  EXPECT_EQ((*variable)->item_bytes(), 0u);
+  EXPECT_EQ((*variable)->RunInto({Fixture("scene_64x48.png")}, rows.data(), row).code(),
+            StatusCode::kFailedPrecondition);
+  // A bad image: the request's error, with the item named.
+  st = (*pre)->RunInto({Fixture("scene_64x48.png"), "nope"}, rows.data(), 2 * row);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind("item 1: ", 0), 0u) << st.message();
+}
+
 // Run keeps its per-image buffers per thread and takes the tensor's bytes
 // from the pool: neither is cleared between calls, so a stale byte from the
 // previous image (another size, another content) would show here.

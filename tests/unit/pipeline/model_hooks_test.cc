@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "unit/pipeline/fixtures.h"
 
@@ -53,6 +54,43 @@ TEST_F(ModelHooksTest, ImageRequestBecomesABatchTensor) {
   EXPECT_EQ(request.inputs[0].name, "input");
   EXPECT_EQ(request.inputs[0].tensor.shape(), (Shape{2, 3, 28, 28}));
   EXPECT_EQ(request.inputs[0].tensor.dtype(), DataType::kFp32);
+}
+
+// The same request through preprocess_into: the same bytes, written into the
+// rows given, request.raw cleared; the same errors as preprocess (media type,
+// item index). A variable-size image input has no rows to write into.
+TEST_F(ModelHooksTest, PreprocessIntoWritesTheSameBytesIntoBatchRows) {
+  auto hooks = MakeModelHooks(ImageModel(), dir_);
+  ASSERT_TRUE(hooks.ok()) << hooks.status().ToString();
+  ASSERT_TRUE(hooks->preprocess_into);
+  scheduler::InferenceRequest a, b;
+  for (auto* r : {&a, &b}) {
+    r->raw.push_back({"image/png", Fixture("scene_64x48.png")});
+    r->raw.push_back({"", Fixture("scene_64x48.jpg")});
+  }
+  ASSERT_TRUE(hooks->preprocess(a).ok());
+  const size_t bytes = 2 * 3 * 28 * 28 * sizeof(float);
+  std::vector<std::byte> rows(bytes);
+  Status st = hooks->preprocess_into(b, rows.data(), bytes);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(b.raw.empty());
+  EXPECT_TRUE(b.inputs.empty());
+  EXPECT_EQ(std::memcmp(rows.data(), a.inputs[0].tensor.data(), bytes), 0);
+
+  scheduler::InferenceRequest bad;
+  bad.raw.push_back({"image/png", Fixture("scene_64x48.png")});
+  bad.raw.push_back({"image/gif", "GIF89a"});
+  st = hooks->preprocess_into(bad, rows.data(), bytes);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind("item 1: ", 0), 0u) << st.message();
+
+  config::ModelConfig variable = ImageModel();
+  variable.inputs[0].dims = {3, -1, -1};
+  variable.preprocess.center_crop = 0;
+  auto no_rows = MakeModelHooks(variable, dir_);
+  ASSERT_TRUE(no_rows.ok()) << no_rows.status().ToString();
+  EXPECT_TRUE(no_rows->preprocess);
+  EXPECT_FALSE(no_rows->preprocess_into);
 }
 
 TEST_F(ModelHooksTest, Base64JsonAndMultipartImages) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <new>
 #include <optional>
 #include <utility>
@@ -48,6 +49,16 @@ class AddOneModel : public backend::Model {
   }
 };
 
+// AddOneModel that records the shape of every batch it runs.
+class RecordingModel : public AddOneModel {
+ public:
+  StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override {
+    shapes.push_back(inputs[0].tensor.shape());
+    return AddOneModel::Execute(inputs);
+  }
+  std::vector<Shape> shapes;
+};
+
 class BatchRunnerTest : public ::testing::Test {
  protected:
   BatchRunner MakeRunner(ModelHooks hooks, std::shared_ptr<backend::Model> model = nullptr) {
@@ -84,6 +95,24 @@ class BatchRunnerTest : public ::testing::Test {
       if (r.raw[0].bytes == "throw") throw std::runtime_error("cv::Exception: decode failed");
       if (r.raw[0].bytes == "bad") return InvalidArgument("not a number");
       r.inputs = {{"x", FloatTensor({1, 2}, std::stof(r.raw[0].bytes))}};
+      return Status::Ok();
+    };
+    return h;
+  }
+
+  // ParsingHooks with preprocess_into: each raw item's [v, v + 1] written
+  // straight into the batch rows it is given.
+  static ModelHooks IntoRowsHooks() {
+    ModelHooks h = ParsingHooks();
+    h.preprocess_into = [](InferenceRequest& r, std::byte* dst, size_t dst_bytes) -> Status {
+      if (dst_bytes != r.raw.size() * 2 * sizeof(float)) return Internal("rows of a wrong size");
+      for (size_t i = 0; i < r.raw.size(); ++i) {
+        if (r.raw[i].bytes == "throw") throw std::runtime_error("cv::Exception: decode failed");
+        if (r.raw[i].bytes == "bad") return InvalidArgument("not a number");
+        const float row[2] = {std::stof(r.raw[i].bytes), std::stof(r.raw[i].bytes) + 1};
+        std::memcpy(dst + i * sizeof row, row, sizeof row);
+      }
+      r.raw.clear();
       return Status::Ok();
     };
     return h;
@@ -243,6 +272,86 @@ TEST_F(BatchRunnerTest, BatchInputBuffersAreReusedWhenNothingHoldsThem) {
   EXPECT_EQ(Floats((*results_[5])->outputs[0].tensor), (std::vector<float>{26, 27}));
   EXPECT_EQ(runner.input_pool_stats().allocated, 1u);
   EXPECT_EQ(runner.input_pool_stats().reused, 2u);
+}
+
+// Pre-processing into the batch rows: the model runs on one tensor of the
+// live requests' rows (a failed request leaves no gap), each answer is its own
+// rows, and one pooled buffer of max_batch_size rows serves batch after batch.
+TEST_F(BatchRunnerTest, PreprocessIntoWritesEachRequestIntoTheBatchRows) {
+  auto model = std::make_shared<RecordingModel>();
+  BatchRunner runner = MakeRunner(IntoRowsHooks(), model);
+  for (int round = 0; round < 2; ++round) {
+    batch_.clear();
+    AddRaw(std::to_string(10 * round + 1));
+    AddRaw("throw");
+    AddRaw("bad");
+    AddRaw(std::to_string(10 * round + 5));
+    runner.Run(batch_, TimePoint());
+  }
+  ExpectAnsweredOnce();
+  EXPECT_EQ(results_[1]->status().message(),
+            "model 'm:1': pre-processing threw: cv::Exception: decode failed");
+  EXPECT_EQ(results_[2]->status().code(), StatusCode::kInvalidArgument);
+  ASSERT_EQ(model->shapes, (std::vector<Shape>{{2, 2}, {2, 2}}));
+  for (size_t i : {0u, 3u, 4u, 7u}) ASSERT_TRUE(results_[i]->ok()) << i;
+  EXPECT_EQ(Floats((*results_[0])->outputs[0].tensor), (std::vector<float>{2, 3}));
+  EXPECT_EQ(Floats((*results_[3])->outputs[0].tensor), (std::vector<float>{6, 7}));
+  EXPECT_EQ(Floats((*results_[4])->outputs[0].tensor), (std::vector<float>{12, 13}));
+  EXPECT_EQ(Floats((*results_[7])->outputs[0].tensor), (std::vector<float>{16, 17}));
+  EXPECT_EQ((*results_[7])->batch_size, 2);
+  EXPECT_EQ(runner.input_pool_stats().allocated, 1u);
+  EXPECT_EQ(runner.input_pool_stats().reused, 1u);
+}
+
+// The aliasing case on the rows path: answers that are views of the batch
+// rows keep them out of the pool while they live.
+TEST_F(BatchRunnerTest, PreprocessIntoRowsHeldByAnswersAreNotReused) {
+  BatchRunner runner = MakeRunner(IntoRowsHooks(), std::make_shared<IdentityModel>());
+  AddRaw("1");
+  runner.Run(batch_, TimePoint());
+  batch_.clear();
+  AddRaw("100");
+  runner.Run(batch_, TimePoint());
+  ExpectAnsweredOnce();
+  EXPECT_EQ(Floats((*results_[0])->outputs[0].tensor), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Floats((*results_[1])->outputs[0].tensor), (std::vector<float>{100, 101}));
+  EXPECT_EQ(runner.input_pool_stats().allocated, 2u);
+  EXPECT_EQ(runner.input_pool_stats().reused, 0u);
+}
+
+// A batch that outgrows max_batch_size rows through its top-ups moves to a
+// larger buffer with the rows written so far, and every item stays in place.
+TEST_F(BatchRunnerTest, PreprocessIntoGrowsTheRowsForABatchPastMaxBatchSize) {
+  auto model = std::make_shared<RecordingModel>();
+  BatchRunner runner = MakeRunner(IntoRowsHooks(), model);  // max_batch_size 8
+  AddRaw("0");
+  std::vector<QueuedRequest> later;
+  for (int v = 1; v <= 9; ++v) later.push_back(MakeRaw(std::to_string(v)));
+  runner.Run(batch_, TimePoint(), [&](int) { return std::exchange(later, {}); });
+  ExpectAnsweredOnce();
+  ASSERT_EQ(model->shapes, (std::vector<Shape>{{10, 2}}));
+  for (int v = 0; v <= 9; ++v) {
+    ASSERT_TRUE(results_[v]->ok()) << v;
+    EXPECT_EQ(Floats((*results_[v])->outputs[0].tensor),
+              (std::vector<float>{v + 1.0f, v + 2.0f})) << v;
+  }
+  EXPECT_EQ(runner.input_pool_stats().allocated, 2u);
+}
+
+// A batch that mixes tensors in (not raw) takes the assembly path: the rows
+// need every request to be pre-processed by the runner.
+TEST_F(BatchRunnerTest, ABatchWithATensorRequestIsAssembledAsBefore) {
+  auto model = std::make_shared<RecordingModel>();
+  BatchRunner runner = MakeRunner(IntoRowsHooks(), model);
+  AddRaw("1");
+  AddRaw("x");
+  batch_[1].request.raw.clear();
+  batch_[1].request.inputs = {{"x", FloatTensor({1, 2}, 30)}};
+  runner.Run(batch_, TimePoint());
+  ExpectAnsweredOnce();
+  ASSERT_TRUE(results_[1]->ok()) << results_[1]->status().ToString();
+  EXPECT_EQ(Floats((*results_[1])->outputs[0].tensor), (std::vector<float>{31, 32}));
+  EXPECT_EQ(Floats((*results_[0])->outputs[0].tensor), (std::vector<float>{2, 3}));
 }
 
 }  // namespace
