@@ -69,23 +69,33 @@ Status CheckTextMediaType(const std::string& media, std::string_view content_typ
 std::string ItemContext(size_t i, size_t n) { return n > 1 ? "item " + std::to_string(i) : ""; }
 
 using PreprocessHook = std::function<Status(scheduler::InferenceRequest&)>;
-using PreprocessIntoHook =
-    std::function<Status(scheduler::InferenceRequest&, std::byte*, size_t)>;
 
-// The request's images, unwrapped (multipart, base64 JSON) and checked for an
-// image media type; `storage` holds the bytes that unwrapping decoded.
-Status UnwrapImages(const scheduler::InferenceRequest& request, std::vector<std::string>* storage,
-                    std::vector<std::string_view>* images) {
+// The request's raw payloads, unwrapped (multipart, base64 JSON) and each
+// checked by `check` (its media type; an error names the item when there are
+// several); `storage` holds the bytes that unwrapping decoded.
+using PayloadCheck = Status (*)(const Payload& payload, const scheduler::RawInput& raw);
+Status UnwrapItems(const scheduler::InferenceRequest& request, PayloadCheck check,
+                   std::vector<std::string>* storage, std::vector<std::string_view>* items) {
   const size_t n = request.raw.size();
   storage->assign(n, std::string());
-  images->assign(n, std::string_view());
+  items->assign(n, std::string_view());
   for (size_t i = 0; i < n; ++i) {
     auto payload = UnwrapPayload(request.raw[i], &(*storage)[i]);
-    Status st = payload.ok() ? CheckImageMediaType(payload->media_type) : payload.status();
+    Status st = payload.ok() ? check(*payload, request.raw[i]) : payload.status();
     if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
-    (*images)[i] = payload->bytes;
+    (*items)[i] = payload->bytes;
   }
   return Status::Ok();
+}
+
+Status UnwrapImages(const scheduler::InferenceRequest& request, std::vector<std::string>* storage,
+                    std::vector<std::string_view>* images) {
+  return UnwrapItems(
+      request,
+      [](const Payload& p, const scheduler::RawInput&) {
+        return CheckImageMediaType(p.media_type);
+      },
+      storage, images);
 }
 
 // Both image hooks: into a tensor of the request's own, and, for an input of
@@ -133,17 +143,14 @@ StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config,
                    TextPreprocessor::Create(config, model_dir));
   std::shared_ptr<const TextPreprocessor> pre = std::move(created);
   return PreprocessHook([pre](scheduler::InferenceRequest& request) -> Status {
-    const size_t n = request.raw.size();
-    std::vector<std::string> storage(n);
-    std::vector<std::string_view> texts(n);
-    for (size_t i = 0; i < n; ++i) {
-      auto payload = UnwrapPayload(request.raw[i], &storage[i]);
-      Status st = payload.ok()
-                      ? CheckTextMediaType(payload->media_type, request.raw[i].content_type)
-                      : payload.status();
-      if (!st.ok()) return n > 1 ? st.WithContext(ItemContext(i, n)) : st;
-      texts[i] = payload->bytes;
-    }
+    std::vector<std::string> storage;
+    std::vector<std::string_view> texts;
+    RETURN_IF_ERROR(UnwrapItems(
+        request,
+        [](const Payload& p, const scheduler::RawInput& raw) {
+          return CheckTextMediaType(p.media_type, raw.content_type);
+        },
+        &storage, &texts));
     ASSIGN_OR_RETURN(request.inputs, pre->Run(texts));
     request.raw.clear();
     return Status::Ok();

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <optional>
 
 #include "scheduler/batch_assembly.h"
 #include "scheduler/model_queue.h"
@@ -51,10 +53,6 @@ void Answer(QueuedRequest& queued, bool* answered, StatusOr<InferenceResponse> r
   }
 }
 
-}  // namespace
-
-namespace {
-
 // One item's bytes of the config's single input, when it has fixed dims and a
 // fixed-size dtype; else 0.
 size_t FixedRowBytes(const config::ModelConfig& config) {
@@ -69,12 +67,47 @@ size_t FixedRowBytes(const config::ModelConfig& config) {
 
 }  // namespace
 
-// The batch tensor that pre-processing writes into (preprocess_into):
-// `used` of its rows hold the live requests' items, in order.
-struct BatchRunner::Rows {
-  Tensor tensor;
-  int capacity = 0;
-  int used = 0;
+// The batch tensor that pre-processing writes into (preprocess_into): its
+// first `used_` rows hold the live requests' items, in order. The first
+// Append takes a pooled tensor of at least `min_rows` rows; a batch that
+// outgrows it moves, with a copy of the rows in use, to one twice as large.
+class BatchRunner::Rows {
+ public:
+  Rows(const config::TensorSpec& spec, size_t row_bytes, int min_rows, TensorPool* pool)
+      : spec_(spec), row_bytes_(row_bytes), min_rows_(min_rows), pool_(pool) {}
+
+  // Lets `write` fill the next `items` rows (it gets their bytes); they are
+  // kept only when it succeeds, so a failed request leaves no gap.
+  Status Append(int items, const std::function<Status(std::byte*, size_t)>& write) {
+    Reserve(used_ + items);
+    Status st = write(tensor_.mutable_data() + static_cast<size_t>(used_) * row_bytes_,
+                      static_cast<size_t>(items) * row_bytes_);
+    if (st.ok()) used_ += items;
+    return st;
+  }
+  const Tensor& tensor() const { return tensor_; }
+
+ private:
+  int capacity() const {
+    return tensor_.shape().empty() ? 0 : static_cast<int>(tensor_.shape()[0]);
+  }
+  void Reserve(int rows) {
+    if (rows <= capacity()) return;
+    Shape shape{std::max({rows, min_rows_, 2 * capacity()})};
+    shape.insert(shape.end(), spec_.dims.begin(), spec_.dims.end());
+    Tensor grown = pool_->AllocateUninitialized(spec_.dtype, std::move(shape));
+    if (used_ > 0) {
+      std::memcpy(grown.mutable_data(), tensor_.data(), static_cast<size_t>(used_) * row_bytes_);
+    }
+    tensor_ = std::move(grown);
+  }
+
+  const config::TensorSpec& spec_;
+  const size_t row_bytes_;
+  const int min_rows_;
+  TensorPool* const pool_;
+  Tensor tensor_;
+  int used_ = 0;
 };
 
 BatchRunner::BatchRunner(Options options)
@@ -111,26 +144,13 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
   std::vector<size_t> live;
   int items = 0;
   // Into batch rows when every request is raw (top-ups are raw too).
-  Rows rows;
+  std::optional<Rows> rows;
   bool into_rows = row_bytes_ > 0;
   for (const QueuedRequest& r : requests) into_rows = into_rows && !r.request.raw.empty();
-  const config::TensorSpec* row_spec = into_rows ? &options_.config.inputs.front() : nullptr;
-  // Room for `more` items after the rows in use: the first call takes a pooled
-  // tensor of max_batch_size rows; a batch that outgrows it moves to a larger one.
-  auto reserve_rows = [&](int more) {
-    const int needed = rows.used + more;
-    if (needed <= rows.capacity) return;
-    const int capacity = std::max({needed, options_.config.max_batch_size, 2 * rows.capacity});
-    Shape shape{capacity};
-    shape.insert(shape.end(), row_spec->dims.begin(), row_spec->dims.end());
-    Tensor grown = input_pool_.AllocateUninitialized(row_spec->dtype, std::move(shape));
-    if (rows.used > 0) {
-      std::memcpy(grown.mutable_data(), rows.tensor.data(),
-                  static_cast<size_t>(rows.used) * row_bytes_);
-    }
-    rows.tensor = std::move(grown);
-    rows.capacity = capacity;
-  };
+  if (into_rows) {
+    rows.emplace(options_.config.inputs.front(), row_bytes_, options_.config.max_batch_size,
+                 &input_pool_);
+  }
   for (size_t next = 0;;) {
     *stage = "batch set-up";
     pending.reserve(requests.size());
@@ -141,16 +161,11 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
         const TimePoint t0 = clock.Now();
         Status st;
         try {
-          if (into_rows) {
-            const int n = requests[next].items;
-            reserve_rows(n);
-            st = options_.hooks.preprocess_into(
-                request, rows.tensor.mutable_data() + static_cast<size_t>(rows.used) * row_bytes_,
-                static_cast<size_t>(n) * row_bytes_);
-            if (st.ok()) rows.used += n;
-          } else {
-            st = options_.hooks.preprocess(request);
-          }
+          st = rows ? rows->Append(requests[next].items,
+                                   [&](std::byte* dst, size_t bytes) {
+                                     return options_.hooks.preprocess_into(request, dst, bytes);
+                                   })
+                    : options_.hooks.preprocess(request);
         } catch (...) {
           const std::string what = Describe(std::current_exception());
           spdlog::error("{}: pre-processing threw: {}", model, what);
@@ -176,11 +191,11 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
 
   *stage = "batch assembly";
   StatusOr<AssembledBatch> assembled = AssembledBatch{};
-  if (into_rows) {
+  if (rows) {
     std::vector<int> live_items;
     live_items.reserve(live.size());
     for (size_t i : live) live_items.push_back(requests[i].items);
-    assembled = BatchOfRows(options_.config, rows.tensor, std::move(live_items));
+    assembled = BatchOfRows(options_.config, rows->tensor(), std::move(live_items));
   } else {
     std::vector<const std::vector<NamedTensor>*> inputs;
     inputs.reserve(live.size());

@@ -20,9 +20,10 @@
 // image model) skips assembly: a batch of raw requests gets a pooled tensor
 // of max_batch_size rows first, and each request is pre-processed straight
 // into its rows (grown, with a copy, in the unexpected case that a batch
-// outgrows it); the model runs on a view of the rows in use. A buffer goes back to the pool only when its last handle does: an
-// output that aliases its input (an identity model), and every response
-// slice of it, keep it out of the pool until they are gone (tensor_pool.h).
+// outgrows it); the model runs on a view of the rows in use. A buffer goes
+// back to the pool only when its last handle does: an output that aliases its
+// input (an identity model), and every response slice of it, keep it out of
+// the pool until they are gone (tensor_pool.h).
 //
 // Thread-safety: Run and Calibrate may be called from several executor
 // threads at once (the model's Execute allows it); the pool is the runner's
@@ -85,7 +86,7 @@ class BatchRunner {
 
  private:
   struct Pending;
-  struct Rows;
+  class Rows;
   void RunStages(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
                  TimePoint start, const TopUp& top_up, const char** stage);
 
