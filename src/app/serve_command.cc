@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "backend/torch/torch_backend.h"
@@ -230,7 +231,18 @@ int RunServe(const ServeOptions& options) {
       std::chrono::duration<double>(options.drain_timeout_s));
   const TimePoint drain_start = Clock::Real()->Now();
   const bool idle = (*scheduler)->WaitIdle(drain_start + grace);
-  if (!idle) spdlog::warn("drain: grace period over with requests still running");
+  // Forwards still running, or stuck in executor threads given up earlier,
+  // cannot be stopped: the process exits without waiting for them (below).
+  const int stuck = (*scheduler)->abandoned_executors();
+  if (!idle) {
+    spdlog::warn("drain: grace period over with requests still running");
+    for (const auto& line : (*scheduler)->DescribeRunning()) {
+      spdlog::warn("drain: abandoning the batch of {}", line);
+    }
+  }
+  if (stuck > 0) {
+    spdlog::warn("drain: abandoning {} executor thread(s) stuck in forwards given up earlier", stuck);
+  }
   spdlog::info("drain: requests done after {} ms; closing the ports",
                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::Real()->Now() -
                                                                      drain_start)
@@ -243,6 +255,14 @@ int RunServe(const ServeOptions& options) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       drain_start + grace - Clock::Real()->Now());
   (*grpc_server)->Stop(std::max(left, std::chrono::milliseconds(1000)));
+  if (!idle || stuck > 0) {
+    // Destroying the scheduler would wait for the forwards still running:
+    // end the process here, within the grace period, without destructors.
+    spdlog::info("inferd: stopped, abandoning what still runs");
+    spdlog::shutdown();
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
   spdlog::info("inferd: stopped");
   return 0;
 }

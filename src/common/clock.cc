@@ -10,6 +10,14 @@ class SteadyClock : public Clock {
 
 }  // namespace
 
+void Clock::WaitUntil(CondVar* cv, Mutex* mu, TimePoint deadline) const {
+  if (deadline == TimePoint::max()) {
+    cv->Wait(mu);
+  } else {
+    cv->WaitUntil(mu, deadline);
+  }
+}
+
 Clock* Clock::Real() {
   static SteadyClock clock;
   return &clock;

@@ -1,9 +1,13 @@
-// Clock: steady time, injectable so that tests of deadlines and batching need
-// no sleeps. Implementations must be safe to call from any thread.
+// Clock: steady time, injectable so that tests of deadlines, batching and
+// watchdogs need no sleeps: a thread that waits for a time waits through its
+// clock (WaitUntil), so a fake clock decides when the time has come.
+// Implementations must be safe to call from any thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+
+#include "common/thread_annotations.h"
 
 namespace inferd {
 
@@ -14,6 +18,12 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
+  // Waits on `cv` with `mu` held until it is signalled or Now() reaches
+  // `deadline` (TimePoint::max(): no time limit). Like every condition wait
+  // it may return early: callers re-check their condition and the time in a
+  // loop. The real clock waits on the steady clock; a fake clock returns
+  // once the test has moved its time past `deadline`, or sooner.
+  virtual void WaitUntil(CondVar* cv, Mutex* mu, TimePoint deadline) const REQUIRES(mu);
   // The process-wide real clock.
   static Clock* Real();
 };

@@ -33,6 +33,15 @@ void ThreadSlots::HandOver(int slot) {
   });
 }
 
+bool ThreadSlots::Abandon(int slot) {
+  if (stopped_) return false;
+  const size_t i = static_cast<size_t>(slot);
+  threads_[i].detach();
+  ++abandoned_;
+  threads_[i] = std::thread([body = body_, generation = generation_, slot] { body(slot, generation); });
+  return true;
+}
+
 std::vector<std::thread> ThreadSlots::Stop() {
   stopped_ = true;
   std::vector<std::thread> threads;

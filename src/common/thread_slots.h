@@ -62,6 +62,13 @@ class ThreadSlots {
   // Called by slot `slot`'s own thread, which then returns from its body: a
   // successor takes the slot (see the top of the file).
   void HandOver(int slot) REQUIRES(mu_);
+  // Gives up slot `slot`'s thread, stuck in work that may never end (a hung
+  // forward): it is detached, never joined, and must leave without touching
+  // the slot when it returns; a new thread takes the slot at once, running
+  // the body with the current generation. False (nothing done) once stopped.
+  bool Abandon(int slot) REQUIRES(mu_);
+  // Threads given up so far.
+  int abandoned() const REQUIRES(mu_) { return abandoned_; }
   // No more replacements; the threads to join, without the lock.
   std::vector<std::thread> Stop() REQUIRES(mu_);
   // Threads replaced so far.
@@ -77,6 +84,7 @@ class ThreadSlots {
   bool stopped_ GUARDED_BY(mu_) = false;
   uint64_t generation_ GUARDED_BY(mu_) = 0;
   int recycled_ GUARDED_BY(mu_) = 0;
+  int abandoned_ GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_ GUARDED_BY(mu_);
 };
 

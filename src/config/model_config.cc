@@ -263,6 +263,8 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     }
     RETURN_IF_ERROR(r.ReadInt("max_queue_size", &c.max_queue_size, 1));
     RETURN_IF_ERROR(r.ReadInt("request_timeout_ms", &c.request_timeout_ms, 1, 86'400'000));
+    RETURN_IF_ERROR(r.ReadInt("weight", &c.weight, 1, 1000));
+    RETURN_IF_ERROR(r.ReadInt("max_execution_ms", &c.max_execution_ms, 0, 86'400'000));
     RETURN_IF_ERROR(ParseInstances(r, &c.instances));
     RETURN_IF_ERROR(r.Read("precision", &c.precision, "fp32 or bf16"));
     RETURN_IF_ERROR(

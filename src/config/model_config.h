@@ -78,7 +78,14 @@ struct ModelConfig {
   int max_batch_size = 1;             // 1 = no batching; inputs then have no batch dim added
   DynamicBatchingConfig dynamic_batching;
   int max_queue_size = 128;           // a full queue answers 429
-  int64_t request_timeout_ms = 5000;  // a request still queued past this answers 504
+  int64_t request_timeout_ms = 5000;  // a request past this answers 504, queued or running
+  // Share of the executors when models compete (fair sharing by measured
+  // cost): a model of weight 2 gets twice the compute time of one of weight 1.
+  int weight = 1;
+  // A batch running longer is given up (its requests answered, its executor
+  // replaced, the model quarantined). 0 = derived: 20 x the slowest batch
+  // calibrated or seen, at least 10 s (60 s for a model not calibrated).
+  int64_t max_execution_ms = 0;
   InstancesConfig instances;
   std::string precision = "fp32";     // fp32 | bf16
   // How the backend may run the model: auto (verify and time its variants,

@@ -24,7 +24,7 @@
 
 #include "common/status.h"
 #include "config/model_config.h"
-#include "scheduler/scheduler.h"
+#include "scheduler/model_spec.h"
 
 namespace inferd::pipeline {
 

@@ -42,7 +42,7 @@
 #include "common/tensor_pool.h"
 #include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
-#include "scheduler/scheduler.h"
+#include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
 

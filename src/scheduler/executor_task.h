@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "scheduler/batch_calibration.h"
-#include "scheduler/scheduler.h"
+#include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
 

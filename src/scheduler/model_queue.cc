@@ -5,12 +5,6 @@
 
 namespace inferd::scheduler {
 
-size_t SumBytes(const std::vector<QueuedRequest>& requests) {
-  size_t bytes = 0;
-  for (const auto& r : requests) bytes += r.bytes;
-  return bytes;
-}
-
 ModelQueue::Metrics ModelQueue::MakeMetrics(metrics::Registry& registry, const std::string& model,
                                             const std::string& version) {
   const metrics::Labels labels = {{"model", model}, {"version", version}};
@@ -30,7 +24,16 @@ ModelQueue::Metrics ModelQueue::MakeMetrics(metrics::Registry& registry, const s
   m.cancelled = rejected("cancelled");
   m.draining = rejected("draining");
   m.queue_bytes = rejected("queue_bytes");
+  m.late_results = registry.ShareCounter(
+      "inferd_late_results_total",
+      "results dropped because their request was answered first (deadline while running, batch "
+      "given up)",
+      labels);
   return m;
+}
+
+void ModelQueue::PublishDepth() const {
+  if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(size_));
 }
 
 namespace {
@@ -111,6 +114,37 @@ std::optional<std::pair<int, TimePoint>> ModelQueue::HeadKey() const {
   return std::nullopt;
 }
 
+Contender ModelQueue::AsContender() const {
+  Contender c;
+  for (const auto& [level, q] : levels_) {
+    if (q.empty()) continue;
+    c.level = level;
+    c.head_arrival = q.front().request.enqueue_time;
+    break;
+  }
+  c.start = virtual_start_;
+  c.cost_s = cost_s_;
+  c.weight = spec_.config.weight;
+  return c;
+}
+
+void ModelQueue::Reenter(double v) { virtual_start_ = FairShare::Reenter(virtual_start_, v); }
+
+void ModelQueue::Charge(double seconds) {
+  virtual_start_ = FairShare::Charge(virtual_start_, seconds, spec_.config.weight);
+  cost_s_ = FairShare::UpdateCost(cost_s_, seconds);
+  slowest_s_ = std::max(slowest_s_, seconds);
+}
+
+Duration ModelQueue::ExecutionLimit() const {
+  using std::chrono::milliseconds;
+  if (spec_.config.max_execution_ms > 0) return milliseconds(spec_.config.max_execution_ms);
+  double slowest_ms = slowest_s_ * 1000;
+  for (const auto& size : calibration_.sizes) slowest_ms = std::max(slowest_ms, size.latency_ms);
+  const double floor_ms = calibration_.calibrated ? 10'000 : 60'000;
+  return milliseconds(static_cast<int64_t>(std::max(20 * slowest_ms, floor_ms)));
+}
+
 TimePoint ModelQueue::EarliestDeadline() const {
   TimePoint earliest = TimePoint::max();
   for (const auto& [level, q] : levels_) {
@@ -148,6 +182,9 @@ int ModelQueue::CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int 
 
 void ModelQueue::SetCalibration(BatchCalibration calibration) {
   calibration_ = std::move(calibration);
+  if (calibration_.calibrated && cost_s_ <= 0 && !calibration_.sizes.empty()) {
+    cost_s_ = calibration_.sizes.front().latency_ms / 1000;  // until batches are measured
+  }
   if (calibration_.calibrated) {
     preferred_.clear();
     for (int b : calibration_.chosen_sizes()) {

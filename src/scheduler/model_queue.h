@@ -33,31 +33,14 @@
 #include "common/clock.h"
 #include "common/thread_annotations.h"
 #include "config/model_config.h"
+#include "metrics/registry.h"
+#include "scheduler/batch.h"
 #include "scheduler/batch_runner.h"
+#include "scheduler/fair_share.h"
 #include "scheduler/inference_request.h"
-#include "scheduler/scheduler.h"
+#include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
-
-struct QueuedRequest {
-  InferenceRequest request;
-  Completion done;
-  int items = 1;  // batch items this request carries
-  uint64_t seq = 0;
-  size_t bytes = 0;  // its tensors and raw payloads, for Scheduler's max_queue_bytes
-  // When it joined a batch that was already running (TakeMore); zero when it
-  // was taken with the batch (its queue time ends at the batch's start).
-  TimePoint joined{};
-};
-
-// The sum of their `bytes`.
-size_t SumBytes(const std::vector<QueuedRequest>& requests);
-
-// What one executor runs: requests of one model, in order.
-struct Batch {
-  std::vector<QueuedRequest> requests;
-  int items = 0;
-};
 
 class ModelQueue {
  public:
@@ -102,8 +85,22 @@ class ModelQueue {
   std::optional<TimePoint> ReadyTime(bool executors_idle = false) const REQUIRES(mu_);
   // The earliest deadline of any queued request (TimePoint::max() if none).
   TimePoint EarliestDeadline() const REQUIRES(mu_);
-  // Arrival of the head request, for fairness between models.
+  // Arrival of the head request and its priority level.
   std::optional<std::pair<int, TimePoint>> HeadKey() const REQUIRES(mu_);
+
+  // Fair sharing between models (fair_share.h): this queue as a contender
+  // for the next free executor (call when not empty), the compute it used.
+  Contender AsContender() const REQUIRES(mu_);
+  // Busy: requests queued or running. A queue that becomes busy re-enters at
+  // the system's virtual time `v` (FairShare::Reenter).
+  bool busy() const REQUIRES(mu_) { return size_ > 0 || running_ > 0; }
+  double virtual_start() const REQUIRES(mu_) { return virtual_start_; }
+  void Reenter(double v) REQUIRES(mu_);
+  // A batch of this model took `seconds` of an executor.
+  void Charge(double seconds) REQUIRES(mu_);
+  // How long one batch may run before it is given up (max_execution_ms, or
+  // derived from calibration and the slowest batch seen; model_config.h).
+  Duration ExecutionLimit() const REQUIRES(mu_);
 
   // Forms the next batch; call when ReadyTime() <= now. `share_with` executors
   // (this one included) are free to run this model now: the batch takes about
@@ -129,6 +126,9 @@ class ModelQueue {
     std::shared_ptr<metrics::Counter> cancelled;
     std::shared_ptr<metrics::Counter> draining;
     std::shared_ptr<metrics::Counter> queue_bytes;  // refused for max_queue_bytes
+    // Results that came after their request was answered (504 at its
+    // deadline while the batch ran, or the batch given up): dropped.
+    std::shared_ptr<metrics::Counter> late_results;
   };
   // The model version's queue metrics in `registry` (shared with an earlier
   // queue of the same version).
@@ -137,6 +137,8 @@ class ModelQueue {
   // Set once, before the queue is shared (Scheduler::AddModel).
   void set_metrics(const Metrics& m) { metrics_ = m; }
   const Metrics& metrics() const { return metrics_; }
+  // Sets the queue-depth gauge to size().
+  void PublishDepth() const REQUIRES(mu_);
 
   // Executors running this model now, and whether one more may start.
   // `items`: the batch's; Join adds what joined it while it ran (TakeMore).
@@ -190,6 +192,9 @@ class ModelQueue {
   int running_items_ GUARDED_BY(mu_) = 0;  // and of those running
   int executors_ = 1;
   bool removed_ GUARDED_BY(mu_) = false;
+  double virtual_start_ GUARDED_BY(mu_) = 0;  // S of fair_share.h
+  double cost_s_ GUARDED_BY(mu_) = 0;         // expected seconds of the next batch
+  double slowest_s_ GUARDED_BY(mu_) = 0;      // the slowest batch seen
   bool calibration_deferred_ GUARDED_BY(mu_) = false;
 };
 

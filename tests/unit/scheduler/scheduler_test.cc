@@ -11,6 +11,7 @@
 #include "backend/fake/fake_backend.h"
 #include "unit/scheduler/test_util.h"
 #include "unit/support/eventually.h"
+#include "unit/support/fake_clock.h"
 
 namespace inferd::scheduler {
 namespace {
@@ -19,11 +20,7 @@ using testing::Config;
 using testing::FloatTensor;
 using testing::Floats;
 
-class FakeClock : public Clock {
- public:
-  TimePoint Now() const override { return TimePoint() + std::chrono::microseconds(now_us.load()); }
-  std::atomic<int64_t> now_us{1'000'000};
-};
+using test_support::FakeClock;
 
 class SchedulerTest : public ::testing::Test {
  protected:

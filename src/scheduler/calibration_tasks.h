@@ -1,0 +1,66 @@
+// CalibrationTasks: measuring a model's batch sizes on an executor
+// (batch_calibration.h), as work the executors take before batches.
+//
+// At AddModel a model is calibrated at once (the loading thread blocks until
+// an executor has measured it), adopts a calibration measured at an earlier
+// load, or defers it until its requests queue (ModelSpec::defer_calibration);
+// the result is logged, exported and handed to the queue (Publish).
+//
+// Thread-safety: the scheduler's mutex (given at construction) guards the
+// task list; methods marked REQUIRES(mu_) are called with it held, the others
+// take it. cv is the scheduler's "work arrived" condition, signalled when a
+// task is queued.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "common/thread_annotations.h"
+#include "metrics/registry.h"
+#include "scheduler/batch_calibration.h"
+#include "scheduler/executor_task.h"
+#include "scheduler/model_spec.h"
+
+namespace inferd::scheduler {
+
+class ModelQueue;
+
+class CalibrationTasks {
+ public:
+  struct Options {
+    bool calibrate = true;  // Scheduler::Options::calibrate
+    CalibrationOptions calibration;
+    std::vector<ExecutorSpec> executors;
+    metrics::Registry* metrics = nullptr;  // may be null
+  };
+  CalibrationTasks(Mutex* mu, CondVar* cv, Options options);
+
+  // Tells the analysis that the owner's `held` is the mutex given at
+  // construction.
+  void AssertLockedBy(Mutex* held) const REQUIRES(held) ASSERT_CAPABILITY(mu_);
+
+  // Calibrates a queue just made, before it is shared (see the top). Called
+  // without the lock, from a loading thread, never an executor.
+  void CalibrateAtAdd(const std::shared_ptr<ModelQueue>& q);
+  // A batch of `q` with `items` items was just taken: the first time requests
+  // of a model with a deferred calibration queue, it starts in the background.
+  void MaybeStartDeferred(const std::shared_ptr<ModelQueue>& q, int items) REQUIRES(mu_);
+  // Runs one task that executor `executor` may run, unlocked; false when none.
+  bool RunOne(int executor) REQUIRES(mu_);
+  // Cancels every task queued, and all posted from now on (stopping).
+  void CancelAll();
+
+ private:
+  bool WouldCalibrate(const config::ModelConfig& config) const;
+  void Post(std::shared_ptr<ExecutorTask> task);
+  void Publish(ModelQueue& q, BatchCalibration result, const std::string& origin);
+
+  Mutex* const mu_;
+  CondVar* const cv_;
+  const Options options_;
+  std::deque<std::shared_ptr<ExecutorTask>> tasks_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace inferd::scheduler

@@ -1,0 +1,203 @@
+// The executors' side of Scheduler::Impl (internal/scheduler_impl.h): each
+// executor thread loops over expiry, tasks, picking a ready queue
+// (FairShare) and running its batch, with the watchdog told what runs.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "scheduler/fair_share.h"
+#include "scheduler/internal/scheduler_impl.h"
+#include "scheduler/model_queue.h"
+
+namespace inferd::scheduler {
+
+// The ready queue this executor serves next (FairShare::Pick), or null;
+// lowers `next_wake` to when a queue not ready yet will be.
+ModelQueue* Scheduler::Impl::PickReady(int executor, TimePoint now, TimePoint* next_wake) {
+  std::vector<ModelQueue*> ready;
+  std::vector<Contender> contenders;
+  for (auto& q : queues_) {
+    q->AssertLockedBy(&mu_);
+    if (q->empty()) continue;
+    *next_wake = std::min(*next_wake, q->EarliestDeadline());
+    if (!q->CanStartOn(executor)) continue;
+    auto when = q->ReadyTime(/*executors_idle=*/idle_ > 0);
+    if (*when > now) {
+      *next_wake = std::min(*next_wake, *when);
+      continue;
+    }
+    ready.push_back(q.get());
+    contenders.push_back(q->AsContender());
+  }
+  const int pick = FairShare::Pick(contenders);
+  return pick < 0 ? nullptr : ready[static_cast<size_t>(pick)];
+}
+
+// Answers queued requests whose deadline passed or whose client went away.
+// Returns with mu_ held; true when it answered any (it unlocked to do so).
+bool Scheduler::Impl::ExpireQueued(TimePoint now) {
+  std::vector<QueuedRequest> expired, cancelled;
+  for (auto& q : queues_) {
+    q->AssertLockedBy(&mu_);
+    const size_t e0 = expired.size(), c0 = cancelled.size();
+    q->TakeExpired(now, &expired, &cancelled);
+    Count(q->metrics().deadline, expired.size() - e0);
+    Count(q->metrics().cancelled, cancelled.size() - c0);
+    if (expired.size() != e0 || cancelled.size() != c0) q->PublishDepth();
+  }
+  if (expired.empty() && cancelled.empty()) return false;
+  mu_.Unlock();
+  for (auto& r : expired) {
+    r.done(DeadlineExceeded("request waited " +
+                            std::to_string(MicrosBetween(r.request.enqueue_time, now) / 1000) +
+                            " ms in the queue and passed its deadline before compute"));
+  }
+  for (auto& r : cancelled) r.done(Cancelled("client went away before compute"));
+  const size_t n = expired.size() + cancelled.size();
+  const size_t bytes = SumBytes(expired) + SumBytes(cancelled);
+  expired.clear();  // their memory goes before their bytes are released
+  cancelled.clear();
+  mu_.Lock();
+  Release(bytes, n);
+  return true;
+}
+
+void Scheduler::Impl::ExecutorLoop(int id, uint64_t generation) {
+  const ExecutorSpec& spec = options_.executors[static_cast<size_t>(id)];
+  // Named for `top -H` and /proc/PID/task/*/comm (15 characters at most).
+  pthread_setname_np(pthread_self(), ("inferd-exec-" + std::to_string(id % 1000)).c_str());
+  if (options_.backend) options_.backend->InitExecutorThread(spec.cores, spec.num_threads);
+  const int tid = static_cast<int>(gettid());
+  MutexLock lock(&mu_);
+  slots_.AssertLockedBy(&mu_);
+  while (true) {
+    const TimePoint now = options_.clock->Now();
+    if (ExpireQueued(now)) continue;
+    if (stopping_) return;
+    if (slots_.Stale(generation)) {
+      slots_.HandOver(id);  // RecycleExecutors: a new thread takes this slot
+      return;
+    }
+    tasks_.AssertLockedBy(&mu_);
+    if (tasks_.RunOne(id)) continue;  // unlocks while the task runs
+    TimePoint wake = TimePoint::max();
+    ModelQueue* q = PickReady(id, now, &wake);
+    if (!q) {
+      PruneRemoved();
+      ++idle_;
+      options_.clock->WaitUntil(&cv_, &mu_, wake);
+      --idle_;
+      continue;
+    }
+    if (!RunBatch(id, tid, q, now)) return;  // given up while it ran: the slot has a new thread
+  }
+}
+
+// Takes a batch of `q`, runs it unlocked, and accounts for it. False when
+// the watchdog gave the batch up meanwhile: this thread must then leave,
+// touching nothing (another thread has its slot).
+bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
+  // Spread the queued items over the executors that are idle now and may
+  // run this model, instead of handing them all to this one while the
+  // others wait: batching must not leave cores idle.
+  q->AssertLockedBy(&mu_);
+  const int helpers = q->spec().max_concurrency > 0
+                          ? std::min(idle_, q->spec().max_concurrency - q->running() - 1)
+                          : idle_;
+  Batch batch = q->TakeBatch(now, 1 + std::max(helpers, 0));
+  q->PublishDepth();
+  q->BeginRun(batch.items);
+  // Hold the queue (and its model) alive while running unlocked.
+  std::shared_ptr<ModelQueue> hold = Find(q);
+  tasks_.AssertLockedBy(&mu_);
+  tasks_.MaybeStartDeferred(hold, batch.items);
+  RunningBatches::Entry entry{id,
+                              tid,
+                              hold,
+                              now,
+                              now + q->ExecutionLimit(),
+                              {},
+                              batch.items,
+                              batch.requests.size(),
+                              SumBytes(batch.requests)};
+  for (const auto& r : batch.requests) entry.requests.push_back({r.request.deadline, r.done});
+  if (entry.limit < watch_wake_) watch_cv_.Signal();
+  const RunningBatches::Token token = running_.Begin(std::move(entry));
+  mu_.Unlock();
+  Joined joined;
+  BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token, &joined);
+  if (!top_up && hold->metrics().batch_size) hold->metrics().batch_size->Observe(batch.items);
+  const TimePoint started = options_.clock->Now();
+  RunOnExecutor(*hold, batch, now, top_up);
+  const double seconds = std::chrono::duration<double>(options_.clock->Now() - started).count();
+  batch.requests.clear();
+  mu_.Lock();
+  std::optional<RunningBatches::Entry> ended = running_.End(token);
+  if (!ended) {  // the watchdog gave it up and did its accounting
+    --stuck_;
+    if (stuck_gauge_) stuck_gauge_->Set(stuck_);
+    stuck_cv_.SignalAll();
+    return false;
+  }
+  q->AssertLockedBy(&mu_);
+  if (top_up && !joined.observed && q->metrics().batch_size) {
+    q->metrics().batch_size->Observe(ended->items);
+  }
+  q->EndRun(ended->items);
+  q->Charge(seconds);
+  Release(ended->bytes, ended->num_requests);
+  cv_.SignalAll();  // a concurrency slot freed; other executors may start
+  return true;
+}
+
+// For a batch of raw requests of a model with pre-processing: requests
+// queued while it is pre-processed join it, up to the queue's ShareCap(),
+// unless another executor that may run the model is idle (it takes them
+// instead: batching never leaves a core idle). Null for other batches.
+BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
+                                             RunningBatches::Token token, Joined* joined) {
+  if (!q.spec().hooks.preprocess || batch.requests.empty() ||
+      batch.requests.front().request.raw.empty()) {
+    return nullptr;
+  }
+  return [this, &q, token, joined](int items) -> std::vector<QueuedRequest> {
+    MutexLock lock(&mu_);
+    q.AssertLockedBy(&mu_);
+    const int room = q.ShareCap() - items;
+    const int slots = q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running() : idle_;
+    const TimePoint now = options_.clock->Now();
+    std::vector<QueuedRequest> more;
+    if (!stopping_ && room > 0 && !q.empty() && std::min(idle_, slots) <= 0) {
+      more = q.TakeMore(room, now);
+    }
+    if (more.empty()) {  // the batch is formed: its size is known before its answers go
+      joined->observed = true;
+      if (q.metrics().batch_size) q.metrics().batch_size->Observe(items);
+      return more;
+    }
+    for (auto& m : more) {
+      m.joined = now;
+      q.Join(m.items);
+      running_.Join(token, {m.request.deadline, m.done}, m.items, m.bytes);
+    }
+    q.PublishDepth();
+    return more;
+  };
+}
+
+// The runner answers every request and never throws; this catch is the
+// last line that keeps the executor alive if even building its error
+// message failed (e.g. out of memory twice).
+void Scheduler::Impl::RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start,
+                                    const BatchRunner::TopUp& top_up) {
+  try {
+    q.runner().Run(batch.requests, start, top_up);
+  } catch (...) {
+    std::fputs("inferd: an executor survived an exception while answering a failed batch\n",
+               stderr);
+  }
+}
+
+}  // namespace inferd::scheduler

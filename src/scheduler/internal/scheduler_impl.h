@@ -1,0 +1,129 @@
+// Scheduler::Impl: the scheduler's state and threads, declared here and
+// defined across three files by what runs where:
+//   scheduler.cc      the public calls: models, Enqueue, drain, stop
+//   executor_loop.cc  an executor's loop: pick (FairShare), run, account
+//   watchdog.cc       the watchdog thread: deadlines of running requests,
+//                     batches past their max_execution_ms given up
+// One mutex (mu_) guards the queues, the running batches and the counts;
+// every ModelQueue, CalibrationTasks and ThreadSlots is given it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/thread_annotations.h"
+#include "common/thread_slots.h"
+#include "scheduler/batch.h"
+#include "scheduler/batch_runner.h"
+#include "scheduler/calibration_tasks.h"
+#include "scheduler/running_batches.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_accounting.h"
+
+namespace inferd::scheduler {
+
+class Scheduler::Impl {
+ public:
+  explicit Impl(const Options& options)
+      : options_(options),
+        accounting_(options_.metrics, options_.clock, options_.max_queue_bytes),
+        tasks_(&mu_, &cv_,
+               {options_.calibrate, options_.calibration, options_.executors, options_.metrics}) {}
+  ~Impl() { Stop(); }
+
+  void Start();
+  void RecycleExecutors(std::function<void()> after_exit);
+  int recycled_executors() const;
+  int abandoned_executors() const;
+  std::vector<std::string> DescribeRunning() const;
+  // Stops the executors and the watchdog. Waits for executor threads given up
+  // while stuck (see the header): a process that must end now exits instead.
+  void Stop();
+  std::shared_ptr<ModelQueue> AddModel(ModelSpec spec);
+  BatchCalibration GetCalibration(const ModelQueue& queue) const;
+  void RemoveModel(const std::shared_ptr<ModelQueue>& queue);
+  // Moves from `request` and `done` only once the request is queued (see
+  // Scheduler::Enqueue): every refusal returns before the Push.
+  Status Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done);
+  void StopAccepting();
+  bool WaitIdle(TimePoint deadline);
+  size_t QueueDepth(const ModelQueue& queue) const;
+  size_t HeldBytes() const;
+  size_t num_executors() const { return options_.executors.size(); }
+
+ private:
+  // The smallest virtual start of the busy queues (fair_share.h), never
+  // moving back: where a queue that becomes busy re-enters.
+  double SystemVirtualTime() REQUIRES(mu_);
+  // The ready queue this executor serves next (FairShare::Pick), or null;
+  // lowers `next_wake` to when a queue not ready yet will be.
+  ModelQueue* PickReady(int executor, TimePoint now, TimePoint* next_wake) REQUIRES(mu_);
+  // Answers queued requests whose deadline passed or whose client went away.
+  // Returns with mu_ held; true when it answered any (it unlocked to do so).
+  bool ExpireQueued(TimePoint now) REQUIRES(mu_);
+  void ExecutorLoop(int id, uint64_t generation);
+  // Takes a batch of `q`, runs it unlocked, and accounts for it. False when
+  // the watchdog gave the batch up meanwhile: this thread must then leave,
+  // touching nothing (another thread has its slot).
+  bool RunBatch(int id, int tid, ModelQueue* q, TimePoint now) REQUIRES(mu_);
+  // What joined a running batch (TopUpFor).
+  struct Joined {
+    bool observed = false;  // the batch's size went to inferd_batch_size
+  };
+  // For a batch of raw requests of a model with pre-processing: requests
+  // queued while it is pre-processed join it, up to the queue's ShareCap(),
+  // unless another executor that may run the model is idle (it takes them
+  // instead: batching never leaves a core idle). Null for other batches.
+  BatchRunner::TopUp TopUpFor(ModelQueue& q, const Batch& batch, RunningBatches::Token token,
+                              Joined* joined);
+  // The watchdog: answers running requests at their deadline and gives up
+  // batches that run past their limit (running_batches.h). One thread.
+  void WatchdogLoop();
+  // Under mu_: the accounting of a hung batch (its thread no longer will),
+  // its model's queue emptied and closed, the slot's thread replaced.
+  // Returns the requests that were queued behind it, to be refused unlocked.
+  std::vector<QueuedRequest> GiveUp(const RunningBatches::Entry& hung, TimePoint now) REQUIRES(mu_);
+  // Unlocked: answers what is left of a hung batch and the requests queued
+  // behind it, lowers the stuck thread to SCHED_IDLE (it keeps its core only
+  // when the core has nothing else to run), and quarantines the model.
+  static void AnswerHung(const RunningBatches::Entry& hung, TimePoint now,
+                         std::vector<QueuedRequest>* refused);
+  void Release(size_t bytes, size_t requests) REQUIRES(mu_);
+  std::shared_ptr<ModelQueue> Find(ModelQueue* q) REQUIRES(mu_);
+  // A loop, not remove_if: the analysis does not carry mu_ into a lambda.
+  void PruneRemoved() REQUIRES(mu_);
+  // The runner answers every request and never throws; this catch is the
+  // last line that keeps the executor alive if even building its error
+  // message failed (e.g. out of memory twice).
+  static void RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start,
+                            const BatchRunner::TopUp& top_up);
+
+  Options options_;
+  // Guards everything below and every ModelQueue's state (each queue gets it
+  // at AddModel).
+  mutable Mutex mu_;
+  CondVar cv_;        // work arrived, or a slot freed
+  CondVar watch_cv_;  // a deadline or a batch to watch
+  CondVar stuck_cv_;  // a given-up thread returned
+  CondVar idle_cv_;   // no request outstanding
+  std::vector<std::shared_ptr<ModelQueue>> queues_ GUARDED_BY(mu_);
+  SchedulerAccounting accounting_ GUARDED_BY(mu_);  // held bytes, outstanding requests
+  CalibrationTasks tasks_;                          // its own annotations (mu_)
+  RunningBatches running_ GUARDED_BY(mu_);
+  TimePoint watch_wake_ GUARDED_BY(mu_) = TimePoint::min();  // when the watchdog wakes next
+  double virtual_now_ GUARDED_BY(mu_) = 0;                   // fair_share.h's V
+  int idle_ GUARDED_BY(mu_) = 0;                             // executors waiting for work
+  int stuck_ GUARDED_BY(mu_) = 0;                            // given-up threads still running
+  bool draining_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  ThreadSlots slots_{&mu_};  // one per executor
+  std::thread watchdog_;
+  // inferd_executors_abandoned_total / inferd_executors_stuck; null without metrics.
+  metrics::Counter* abandoned_total_ = nullptr;
+  metrics::Gauge* stuck_gauge_ = nullptr;
+};
+
+}  // namespace inferd::scheduler

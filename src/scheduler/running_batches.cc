@@ -1,0 +1,71 @@
+#include "scheduler/running_batches.h"
+
+#include <algorithm>
+
+#include "scheduler/model_queue.h"
+
+namespace inferd::scheduler {
+
+RunningBatches::Token RunningBatches::Begin(Entry entry) {
+  const Token token = next_++;
+  entries_.emplace(token, std::move(entry));
+  return token;
+}
+
+void RunningBatches::Join(Token token, Tracked request, int items, size_t bytes) {
+  auto it = entries_.find(token);
+  if (it == entries_.end()) return;
+  it->second.requests.push_back(std::move(request));
+  it->second.items += items;
+  it->second.num_requests += 1;
+  it->second.bytes += bytes;
+}
+
+std::optional<RunningBatches::Entry> RunningBatches::End(Token token) {
+  auto it = entries_.find(token);
+  if (it == entries_.end()) return std::nullopt;
+  Entry e = std::move(it->second);
+  entries_.erase(it);
+  return e;
+}
+
+RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
+  Due due;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& e = it->second;
+    if (e.limit <= now) {
+      due.hung.push_back(std::move(e));
+      it = entries_.erase(it);
+      continue;
+    }
+    auto& r = e.requests;
+    auto late = std::stable_partition(r.begin(), r.end(),
+                                      [now](const Tracked& t) { return t.deadline > now; });
+    for (auto l = late; l != r.end(); ++l) due.expired.push_back(std::move(*l));
+    r.erase(late, r.end());
+    ++it;
+  }
+  return due;
+}
+
+TimePoint RunningBatches::NextWake() const {
+  TimePoint wake = TimePoint::max();
+  for (const auto& [token, e] : entries_) {
+    wake = std::min(wake, e.limit);
+    for (const auto& r : e.requests) wake = std::min(wake, r.deadline);
+  }
+  return wake;
+}
+
+std::vector<std::string> RunningBatches::Describe(TimePoint now) const {
+  std::vector<std::string> lines;
+  for (const auto& [token, e] : entries_) {
+    lines.push_back("model '" + e.queue->spec().name + "' on executor " +
+                    std::to_string(e.executor) + ", running for " +
+                    std::to_string(MillisBetween(e.start, now)) + " ms (" +
+                    std::to_string(e.num_requests) + " requests)");
+  }
+  return lines;
+}
+
+}  // namespace inferd::scheduler

@@ -1,0 +1,75 @@
+// RunningBatches: the batches the executors are running, as the scheduler's
+// watchdog sees them from outside: their requests' deadlines and each batch's
+// execution limit (max_execution_ms).
+//
+// A request whose deadline passes while its batch runs is due: the watchdog
+// answers it 504 through its race-safe completion (AnswerOnce), and the
+// executor's late result is dropped when it comes. A batch that runs past its
+// limit is hung: TakeDue removes it, the watchdog answers what is left of it,
+// replaces the executor thread and quarantines the model; the stuck thread,
+// if it ever returns, finds its entry gone (End returns nullopt) and leaves.
+//
+// Pure bookkeeping with time passed in (no clock, no threads): the scheduler
+// guards it with its mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "scheduler/inference_request.h"
+
+namespace inferd::scheduler {
+
+class ModelQueue;
+
+class RunningBatches {
+ public:
+  using Token = uint64_t;
+  // A request of a running batch that the watchdog may still have to answer.
+  struct Tracked {
+    TimePoint deadline = TimePoint::max();
+    Completion done;  // race-safe (AnswerOnce): answering twice is harmless
+  };
+  struct Entry {
+    int executor = 0;
+    int thread_id = 0;  // the executor thread's OS id (gettid), to lower its priority
+    std::shared_ptr<ModelQueue> queue;
+    TimePoint start{};
+    TimePoint limit = TimePoint::max();  // start + the model's max_execution_ms
+    std::vector<Tracked> requests;       // not yet answered by the watchdog
+    // For the accounting of a batch given up: everything it took and was
+    // joined by (top-ups), answered or not.
+    int items = 0;
+    size_t num_requests = 0;
+    size_t bytes = 0;
+  };
+  struct Due {
+    std::vector<Tracked> expired;  // deadline passed while running
+    std::vector<Entry> hung;       // ran past their limit; removed
+  };
+
+  Token Begin(Entry entry);
+  // Requests that joined batch `token` while it ran (top-ups).
+  void Join(Token token, Tracked request, int items, size_t bytes);
+  // The batch ended: its entry, or nullopt when the watchdog gave it up.
+  std::optional<Entry> End(Token token);
+  // What is due at `now`: requests past their deadline (no longer tracked)
+  // and batches past their limit (removed).
+  Due TakeDue(TimePoint now);
+  // When something next becomes due (TimePoint::max(): nothing running).
+  TimePoint NextWake() const;
+  bool empty() const { return entries_.empty(); }
+  // One line per running batch: model, executor, how long it has run.
+  std::vector<std::string> Describe(TimePoint now) const;
+
+ private:
+  std::map<Token, Entry> entries_;
+  Token next_ = 1;
+};
+
+}  // namespace inferd::scheduler

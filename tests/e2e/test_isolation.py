@@ -1,0 +1,109 @@
+"""Models that share a node cannot hurt each other (issue 24), through the real
+server with real TorchScript models:
+- a request whose deadline passes while its forward runs is answered 504 at its
+  deadline; a forward that runs past max_execution_ms is given up, its executor
+  replaced, its model quarantined, while another model answers everything;
+- SIGTERM exits within --drain-timeout whatever the forwards are doing;
+- a light model's request does not wait behind a heavy model's backlog.
+The spinner is the test store's `slow` model asked for ~10^7 iterations of a
+256x256 matrix product: a forward of about an hour."""
+
+import threading
+import time
+
+import pytest
+
+from conftest import copy_model
+from inferd_e2e import get, metric_sum, metric_sum_model, parse_metrics, post, wait_until
+
+SPIN = {"inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
+                    "data": [10_000_000]}]}
+SMALL = {"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]}]}
+
+
+def config_with(store, model, **keys):
+    path = store / model / "config.yaml"
+    text = path.read_text()
+    for key, value in keys.items():
+        text += f"{key}: {value}\n"
+    path.write_text(text)
+
+
+@pytest.fixture()
+def spin_store(test_store, tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    copy_model(test_store, "slow", store, "spinner")
+    config_with(store, "spinner", max_execution_ms=3000)
+    copy_model(test_store, "identity_fp32", store, "small")
+    return store
+
+
+def fire(server, model, body, timeout_ms, out, i):
+    t0 = time.monotonic()
+    try:
+        r = post(server.http, f"/v2/models/{model}/infer",
+                 dict(body, parameters={"timeout": timeout_ms * 1000}), timeout=120)
+        out[i] = (r.status, time.monotonic() - t0, r.body)
+    except Exception as e:  # noqa: BLE001 - reported by the assertion below
+        out[i] = (repr(e), time.monotonic() - t0, b"")
+
+
+def test_hung_forwards_answer_504_at_deadline_and_are_contained(server_factory, spin_store):
+    server = server_factory(spin_store, "isolation")
+    spins = [None] * 4
+    threads = [threading.Thread(target=fire, args=(server, "spinner", SPIN, 2000, spins, i))
+               for i in range(4)]
+    for t in threads:
+        t.start()
+    # Meanwhile the small model answers everything (at c=1 here; once the spinner's
+    # batches are given up, the replacement executors serve it).
+    small = []
+    stop_at = time.monotonic() + 6
+    while time.monotonic() < stop_at:
+        r = post(server.http, "/v2/models/small/infer", SMALL, timeout=30)
+        small.append(r.status)
+    for t in threads:
+        t.join(30)
+    for status, seconds, body in spins:
+        assert status == 504, (status, body)
+        assert seconds < 2 + 1, f"answered after {seconds:.2f} s, deadline 2 s"
+    assert small and all(s == 200 for s in small), small
+
+    # Both executors were given up at max_execution_ms and replaced.
+    samples = parse_metrics(get(server.metrics, "/metrics").body.decode())
+    wait_until(lambda: metric_sum(parse_metrics(get(server.metrics, "/metrics").body.decode()),
+                                  "inferd_executors_abandoned_total") >= 1, 10,
+               "an executor given up")
+    samples = parse_metrics(get(server.metrics, "/metrics").body.decode())
+    assert metric_sum_model(samples, "inferd_late_results_total", "spinner") == 0
+    # The spinner is quarantined: refused at once with the reason.
+    r = post(server.http, "/v2/models/spinner/infer", SPIN, timeout=10)
+    assert r.status == 503, r
+    assert "max_execution_ms" in r.error(), r.error()
+    assert post(server.http, "/v2/models/small/infer", SMALL, timeout=10).status == 200
+    logs = server.logs()
+    assert "past its limit of 3000 ms" in logs, logs
+
+
+def test_sigterm_exits_within_the_drain_timeout_while_forwards_spin(server_factory, spin_store):
+    config_with(spin_store, "spinner", request_timeout_ms=600000)
+    server = server_factory(spin_store, "isolation-term", drain_timeout=2)
+    spins = [None] * 2
+    threads = [threading.Thread(target=fire, args=(server, "spinner", SPIN, 600000, spins, i))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    wait_until(lambda: metric_sum_model(parse_metrics(get(server.metrics, "/metrics").body.decode()),
+                                        "inferd_batch_size_count", "spinner") >= 1, 20,
+               "a spinning forward started")
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    server.signal()
+    rc = server.wait(2 + 5)
+    took = time.monotonic() - t0
+    for t in threads:
+        t.join(30)
+    assert rc is not None, f"still running {took:.1f} s after SIGTERM\n{server.logs()}"
+    assert took < 2 + 5, took
+    assert "abandoned" in server.logs(), server.logs()

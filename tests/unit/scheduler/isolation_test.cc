@@ -1,0 +1,206 @@
+// Models sharing the executors cannot hurt each other: fair picking between
+// models, deadlines that hold while a batch runs, a hung batch given up and
+// its executor replaced. Fake models held at their gates and a fake clock:
+// no sleeps, no timing.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/fake/fake_backend.h"
+#include "scheduler/scheduler.h"
+#include "unit/scheduler/test_util.h"
+#include "unit/support/eventually.h"
+#include "unit/support/fake_clock.h"
+
+namespace inferd::scheduler {
+namespace {
+
+using testing::Config;
+using testing::FloatTensor;
+using Answer = std::future<StatusOr<InferenceResponse>>;
+
+class IsolationTest : public ::testing::Test {
+ protected:
+  void StartScheduler(int executors) {
+    Scheduler::Options opts;
+    opts.executors.assign(static_cast<size_t>(executors), ExecutorSpec{});
+    opts.clock = &clock_;
+    opts.metrics = &registry_;
+    opts.calibrate = false;
+    scheduler_ = std::move(*Scheduler::Create(opts));
+  }
+
+  struct Model {
+    std::shared_ptr<backend::FakeModel> fake;
+    std::shared_ptr<ModelQueue> queue;
+  };
+  Model Add(const std::string& name, config::ModelConfig config) {
+    config.name = name;
+    Model m;
+    m.fake = std::make_shared<backend::FakeModel>(config);
+    ModelSpec spec;
+    spec.name = name + ":1";
+    spec.version = "1";
+    spec.config = config;
+    spec.model = m.fake;
+    spec.quarantine = [this, name](const std::string& reason) {
+      std::lock_guard<std::mutex> lock(mu_);
+      quarantined_.push_back(name + ": " + reason);
+    };
+    m.queue = scheduler_->AddModel(std::move(spec));
+    return m;
+  }
+
+  // Submits one request; its answer, and its model's name in `order_` when
+  // it is answered.
+  Answer Submit(const Model& m, const std::string& tag, TimePoint deadline = TimePoint::max()) {
+    auto promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+    Answer answer = promise->get_future();
+    InferenceRequest r;
+    r.inputs = {{"x", FloatTensor({1, 2}, 1)}};
+    r.deadline = deadline;
+    Status st = scheduler_->Enqueue(*m.queue, std::move(r),
+                                    [this, promise, tag](StatusOr<InferenceResponse> res) {
+                                      {
+                                        std::lock_guard<std::mutex> lock(mu_);
+                                        order_.push_back(tag);
+                                      }
+                                      promise->set_value(std::move(res));
+                                    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return answer;
+  }
+
+  std::vector<std::string> order() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return order_;
+  }
+  std::vector<std::string> quarantined() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return quarantined_;
+  }
+  double Late(const std::string& model) {
+    return registry_
+        .GetCounter("inferd_late_results_total", "", {{"model", model}, {"version", "1"}})
+        .value();
+  }
+
+  test_support::FakeClock clock_;
+  metrics::Registry registry_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::mutex mu_;
+  std::vector<std::string> order_;        // guarded by mu_
+  std::vector<std::string> quarantined_;  // guarded by mu_
+};
+
+// One executor, a heavy model with a backlog whose batches took 100 ms each,
+// and a light model: the light request runs right after the batch that is
+// running when it arrives, not after the heavy model's queue.
+TEST_F(IsolationTest, ALightModelWaitsOnlyForTheRunningBatchNotABacklog) {
+  StartScheduler(1);
+  Model heavy = Add("heavy", Config(1));
+  Model light = Add("light", Config(1));
+  heavy.fake->CloseGate();
+  std::vector<Answer> answers;
+  answers.push_back(Submit(heavy, "h0"));
+  heavy.fake->WaitForCalls(1);
+  clock_.Advance(std::chrono::milliseconds(100));  // h0 takes 100 ms
+  for (int i = 1; i <= 4; ++i) answers.push_back(Submit(heavy, "h" + std::to_string(i)));
+  answers.push_back(Submit(light, "l0"));  // arrives last, behind four heavy requests
+  heavy.fake->OpenGate();
+  for (auto& a : answers) ASSERT_TRUE(a.get().ok());
+  const auto o = order();
+  ASSERT_EQ(o.size(), 6u);
+  EXPECT_EQ(o[0], "h0");
+  EXPECT_EQ(o[1], "l0") << "the light request waited behind the heavy model's backlog";
+}
+
+// Priority levels stay strict across models: lowest-priority work (as a
+// mirror's) waits for every other model's work.
+TEST_F(IsolationTest, ALowerPriorityLevelWaitsForOtherModels) {
+  StartScheduler(1);
+  Model a = Add("a", Config(1));
+  Model low = Add("low", Config(1));
+  a.fake->CloseGate();
+  auto first = Submit(a, "a0");
+  a.fake->WaitForCalls(1);
+  auto promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+  InferenceRequest r;
+  r.inputs = {{"x", FloatTensor({1, 2}, 1)}};
+  r.priority = 9;
+  ASSERT_TRUE(scheduler_
+                  ->Enqueue(*low.queue, std::move(r),
+                            [this, promise](StatusOr<InferenceResponse> res) {
+                              {
+                                std::lock_guard<std::mutex> lock(mu_);
+                                order_.push_back("low");
+                              }
+                              promise->set_value(std::move(res));
+                            })
+                  .ok());
+  auto second = Submit(a, "a1");
+  a.fake->OpenGate();
+  ASSERT_TRUE(first.get().ok());
+  ASSERT_TRUE(second.get().ok());
+  ASSERT_TRUE(promise->get_future().get().ok());
+  EXPECT_EQ(order(), (std::vector<std::string>{"a0", "a1", "low"}));
+}
+
+// A request whose deadline passes while its batch runs is answered 504 then,
+// and the batch's late result is dropped and counted.
+TEST_F(IsolationTest, DeadlineHoldsWhileTheBatchRuns) {
+  StartScheduler(1);
+  Model m = Add("m", Config(1));
+  m.fake->CloseGate();
+  auto answer = Submit(m, "m0", clock_.Now() + std::chrono::milliseconds(200));
+  m.fake->WaitForCalls(1);
+  clock_.Advance(std::chrono::milliseconds(250));
+  auto res = answer.get();  // answered while Execute is still held at the gate
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(res.status().message().find("while its batch was running"), std::string::npos);
+  m.fake->OpenGate();
+  EXPECT_TRUE(test_support::Eventually([&] { return Late("m") == 1; }));
+  EXPECT_TRUE(scheduler_->WaitIdle(TimePoint::max()));
+}
+
+// A batch that runs past max_execution_ms is given up: its request answered,
+// the model quarantined and its queue refused, and a new executor thread
+// serves the other models while the stuck one is still inside Execute.
+TEST_F(IsolationTest, AHungBatchIsGivenUpAndItsExecutorReplaced) {
+  StartScheduler(1);
+  auto config = Config(1);
+  config.max_execution_ms = 1000;
+  Model hung = Add("hung", config);
+  Model other = Add("other", Config(1));
+  hung.fake->CloseGate();
+  auto stuck = Submit(hung, "hung0");
+  hung.fake->WaitForCalls(1);
+  auto queued = Submit(hung, "hung1");
+  auto waiting = Submit(other, "other0");  // no executor is free
+  clock_.Advance(std::chrono::milliseconds(1001));
+  auto res = stuck.get();
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kInternal);
+  EXPECT_NE(res.status().message().find("past max_execution_ms"), std::string::npos);
+  auto refused = queued.get();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("quarantined"), std::string::npos);
+  ASSERT_TRUE(waiting.get().ok());  // served by the replacement executor
+  EXPECT_EQ(scheduler_->abandoned_executors(), 1);
+  EXPECT_TRUE(test_support::Eventually([&] { return quarantined().size() == 1; }));
+  EXPECT_NE(quarantined()[0].find("hung: its forward ran"), std::string::npos);
+  EXPECT_TRUE(scheduler_->WaitIdle(TimePoint::max()));  // nothing outstanding
+  hung.fake->OpenGate();  // the stuck forward returns at last: its thread leaves
+  EXPECT_TRUE(test_support::Eventually([&] { return scheduler_->abandoned_executors() == 0; }));
+  EXPECT_EQ(Late("hung"), 1);
+  EXPECT_TRUE(Submit(other, "other1").get().ok());
+}
+
+}  // namespace
+}  // namespace inferd::scheduler

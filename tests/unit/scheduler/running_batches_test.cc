@@ -1,0 +1,92 @@
+#include "scheduler/running_batches.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace inferd::scheduler {
+namespace {
+
+TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
+
+RunningBatches::Tracked Request(int deadline_ms, std::vector<int>* answered, int id) {
+  return {At(deadline_ms),
+          [answered, id](StatusOr<InferenceResponse>) { answered->push_back(id); }};
+}
+
+RunningBatches::Entry Batch(int start_ms, int limit_ms) {
+  RunningBatches::Entry e;
+  e.start = At(start_ms);
+  e.limit = At(limit_ms);
+  e.items = 1;
+  e.num_requests = 1;
+  e.bytes = 10;
+  return e;
+}
+
+TEST(RunningBatchesTest, EndReturnsTheBatchOnce) {
+  RunningBatches running;
+  auto token = running.Begin(Batch(0, 1000));
+  EXPECT_FALSE(running.empty());
+  auto ended = running.End(token);
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->bytes, 10u);
+  EXPECT_FALSE(running.End(token).has_value());
+  EXPECT_TRUE(running.empty());
+}
+
+TEST(RunningBatchesTest, RequestsPastTheirDeadlineAreDueWhileTheBatchRuns) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto e = Batch(0, 10'000);
+  e.requests = {Request(100, &answered, 1), Request(300, &answered, 2)};
+  auto token = running.Begin(std::move(e));
+  EXPECT_EQ(running.NextWake(), At(100));
+  EXPECT_TRUE(running.TakeDue(At(99)).expired.empty());
+  auto due = running.TakeDue(At(100));
+  ASSERT_EQ(due.expired.size(), 1u);
+  EXPECT_TRUE(due.hung.empty());
+  due.expired[0].done(DeadlineExceeded("x"));
+  EXPECT_EQ(answered, std::vector<int>{1});
+  EXPECT_EQ(running.NextWake(), At(300));  // the answered one is no longer watched
+  auto ended = running.End(token);         // the batch itself goes on to its end
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->requests.size(), 1u);
+}
+
+TEST(RunningBatchesTest, ABatchPastItsLimitIsGivenUpAndItsThreadToldSo) {
+  RunningBatches running;
+  auto e = Batch(0, 2000);
+  e.executor = 1;
+  auto token = running.Begin(std::move(e));
+  auto other = running.Begin(Batch(0, 5000));
+  EXPECT_EQ(running.NextWake(), At(2000));
+  auto due = running.TakeDue(At(2500));
+  ASSERT_EQ(due.hung.size(), 1u);
+  EXPECT_EQ(due.hung[0].executor, 1);
+  EXPECT_FALSE(running.End(token).has_value());  // the stuck thread must leave
+  EXPECT_TRUE(running.End(other).has_value());
+}
+
+TEST(RunningBatchesTest, JoinedRequestsAreWatchedAndCounted) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto token = running.Begin(Batch(0, 1000));
+  running.Join(token, Request(50, &answered, 7), 3, 30);
+  EXPECT_EQ(running.NextWake(), At(50));
+  auto due = running.TakeDue(At(2000));  // past the limit: the whole batch is due
+  ASSERT_EQ(due.hung.size(), 1u);
+  EXPECT_EQ(due.hung[0].items, 4);
+  EXPECT_EQ(due.hung[0].num_requests, 2u);
+  EXPECT_EQ(due.hung[0].bytes, 40u);
+  EXPECT_EQ(due.hung[0].requests.size(), 1u);
+}
+
+TEST(RunningBatchesTest, NothingRunningWakesNever) {
+  RunningBatches running;
+  EXPECT_EQ(running.NextWake(), TimePoint::max());
+}
+
+}  // namespace
+}  // namespace inferd::scheduler
