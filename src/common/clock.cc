@@ -1,5 +1,7 @@
 #include "common/clock.h"
 
+#include "common/thread_annotations.h"
+
 namespace inferd {
 namespace {
 
@@ -11,6 +13,7 @@ class SteadyClock : public Clock {
 }  // namespace
 
 void Clock::WaitUntil(CondVar* cv, Mutex* mu, TimePoint deadline) const {
+  mu->AssertHeld();
   if (deadline == TimePoint::max()) {
     cv->Wait(mu);
   } else {

@@ -7,9 +7,12 @@
 #include <chrono>
 #include <cstdint>
 
-#include "common/thread_annotations.h"
-
 namespace inferd {
+
+// common/thread_annotations.h; not included here, since its macros clash
+// with abseil's in files that include gRPC's headers beside this one.
+class CondVar;
+class Mutex;
 
 using TimePoint = std::chrono::steady_clock::time_point;
 using Duration = std::chrono::steady_clock::duration;
@@ -23,7 +26,8 @@ class Clock {
   // it may return early: callers re-check their condition and the time in a
   // loop. The real clock waits on the steady clock; a fake clock returns
   // once the test has moved its time past `deadline`, or sooner.
-  virtual void WaitUntil(CondVar* cv, Mutex* mu, TimePoint deadline) const REQUIRES(mu);
+  // `mu` must be held (the analysis cannot check it through this header).
+  virtual void WaitUntil(CondVar* cv, Mutex* mu, TimePoint deadline) const;
   // The process-wide real clock.
   static Clock* Real();
 };

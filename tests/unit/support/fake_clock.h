@@ -12,13 +12,15 @@
 #include <cstdint>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 
 namespace inferd::test_support {
 
 class FakeClock : public Clock {
  public:
   TimePoint Now() const override { return TimePoint() + std::chrono::microseconds(now_us.load()); }
-  void WaitUntil(CondVar* cv, Mutex* mu, TimePoint deadline) const override REQUIRES(mu) {
+  void WaitUntil(CondVar* cv, Mutex* mu, TimePoint deadline) const override {
+    mu->AssertHeld();
     if (Now() >= deadline) return;
     cv->WaitFor(mu, std::chrono::milliseconds(1));
   }
