@@ -72,6 +72,7 @@ struct ModelSpec {
   // must not make its first request, nor other models' requests (calibration
   // runs on an executor), wait for it. Until then the config's sizes apply.
   bool defer_calibration = false;
+  std::function<void(std::string reason)> quarantine;  // called once, from any thread, when the model's forward is given up
 };
 
 class ModelQueue;  // opaque to callers
