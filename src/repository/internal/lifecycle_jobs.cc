@@ -153,8 +153,9 @@ bool Lifecycle::RefreshFromStoreLocked(Entry& e, const StoredModel& stored, Afte
     slot.footprint.file_bytes = v.file_bytes;
     if (!slot.footprint.measured) slot.footprint.bytes = EstimateFootprint(v, slot.footprint);
   }
-  for (auto& [v, slot] : e.versions) {
+  for (auto& [v, slot] : e.versions) {  // gone from the store
     if (slot.handle) RetireLocked(e, slot, v, VersionEvent::kRetired, after);
+    if (slot.phase == VersionPhase::kQuarantined && metrics_) QuarantinedGauge(e.name, v).Set(0);
   }
   e.versions = std::move(fresh);
   return true;
