@@ -55,8 +55,7 @@ metrics::Gauge& Lifecycle::QuarantinedGauge(const std::string& model, int64_t ve
       {{"model", model}, {"version", std::to_string(version)}});
 }
 
-Status Lifecycle::Quarantine(const std::string& model, int64_t version,
-                             const std::string& reason) {
+Status Lifecycle::Quarantine(const std::string& model, int64_t version, const std::string& reason) {
   RETURN_IF_ERROR(ValidateModelName(model));
   return QuarantineInstance(model, version, std::nullopt, reason);
 }
@@ -92,9 +91,10 @@ Status Lifecycle::QuarantineInstance(const std::string& model, int64_t version,
           "loaded through the management API)",
           model, version, reason, in_flight);
     } else {  // a reload under way replaces it
-      spdlog::warn("model '{}' version {}: its old instance is taken out of service ({}); the "
-                   "reload under way replaces it",
-                   model, version, reason);
+      spdlog::warn(
+          "model '{}' version {}: its old instance is taken out of service ({}); the "
+          "reload under way replaces it",
+          model, version, reason);
     }
     UpdateGaugesLocked();
   }

@@ -59,13 +59,13 @@
 namespace inferd::repository::internal {
 
 enum class Phase {
-  kIdle,                // no job: its versions serve, or not
-  kLoading,             // a load job is queued or running
-  kLoadingThenUnload,   // ... and an unload was asked meanwhile: it runs next
-  kParked,              // the load waits for room (models in use hold the budget)
-  kParkedThenUnload,    // ... and an unload was asked meanwhile
-  kUnloading,           // an unload job is queued or running
-  kUnloadingThenLoad,   // ... and a load was asked meanwhile: it runs next
+  kIdle,               // no job: its versions serve, or not
+  kLoading,            // a load job is queued or running
+  kLoadingThenUnload,  // ... and an unload was asked meanwhile: it runs next
+  kParked,             // the load waits for room (models in use hold the budget)
+  kParkedThenUnload,   // ... and an unload was asked meanwhile
+  kUnloading,          // an unload job is queued or running
+  kUnloadingThenLoad,  // ... and a load was asked meanwhile: it runs next
 };
 
 enum class Event {
@@ -99,9 +99,7 @@ inline bool Loading(Phase p) {
 }
 inline bool Parked(Phase p) { return p == Phase::kParked || p == Phase::kParkedThenUnload; }
 // An unload job is queued or running.
-inline bool Unloading(Phase p) {
-  return p == Phase::kUnloading || p == Phase::kUnloadingThenLoad;
-}
+inline bool Unloading(Phase p) { return p == Phase::kUnloading || p == Phase::kUnloadingThenLoad; }
 // An instance of the version is in memory and serves.
 inline bool Serving(VersionPhase p) {
   return p == VersionPhase::kReady || p == VersionPhase::kReloading;

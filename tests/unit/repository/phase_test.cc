@@ -15,8 +15,9 @@ using E = Event;
 using VP = VersionPhase;
 using VE = VersionEvent;
 
-constexpr P kPhases[] = {P::kIdle,    P::kLoading,   P::kLoadingThenUnload, P::kParked,
-                         P::kParkedThenUnload, P::kUnloading, P::kUnloadingThenLoad};
+constexpr P kPhases[] = {
+    P::kIdle,      P::kLoading,          P::kLoadingThenUnload, P::kParked, P::kParkedThenUnload,
+    P::kUnloading, P::kUnloadingThenLoad};
 constexpr E kEvents[] = {E::kLoadAsked, E::kUnloadAsked, E::kNoRoom,      E::kRoom,
                          E::kAbandoned, E::kLoadEnded,   E::kUnloadEnded, E::kCancelled};
 constexpr VP kVersionPhases[] = {VP::kUnloaded, VP::kLoading, VP::kReady, VP::kReloading,
@@ -87,9 +88,9 @@ TEST(PhaseTest, EveryPairIsLegalAsTheTableSaysOrRefused) {
       if (it == Legal().end()) {
         ASSERT_FALSE(next.ok());
         EXPECT_EQ(next.status().code(), StatusCode::kFailedPrecondition);
-        EXPECT_EQ(next.status().message(), "illegal lifecycle transition: " +
-                                               std::string(EventName(e)) + " in " +
-                                               std::string(PhaseName(p)));
+        EXPECT_EQ(next.status().message(),
+                  "illegal lifecycle transition: " + std::string(EventName(e)) + " in " +
+                      std::string(PhaseName(p)));
       } else {
         ASSERT_TRUE(next.ok()) << next.status().ToString();
         EXPECT_EQ(*next, it->second);

@@ -40,7 +40,8 @@ class QuarantineTest : public RepositoryTest {
     return hooks_.at(model);
   }
   double Gauge(const std::string& model, const std::string& version) {
-    return registry_.GetGauge("inferd_model_quarantined", "", {{"model", model}, {"version", version}})
+    return registry_
+        .GetGauge("inferd_model_quarantined", "", {{"model", model}, {"version", version}})
         .value();
   }
 
@@ -57,9 +58,11 @@ TEST_F(QuarantineTest, AHungForwardTakesTheVersionOutOfServiceWithItsReason) {
   ASSERT_TRUE(model);
   model->CloseGate();
   std::promise<StatusOr<scheduler::InferenceResponse>> answer;
-  ASSERT_TRUE(held->Enqueue(Request(), [&](StatusOr<scheduler::InferenceResponse> r) {
-                    answer.set_value(std::move(r));
-                  }).ok());
+  ASSERT_TRUE(held->Enqueue(Request(),
+                            [&](StatusOr<scheduler::InferenceResponse> r) {
+                              answer.set_value(std::move(r));
+                            })
+                  .ok());
   model->WaitForCalls(1);  // the forward hangs at the gate
   held.reset();
 
