@@ -135,6 +135,7 @@ StatusOr<std::string> WriteV2ModelMetadata(const ModelStatus& status,
   WriteSpecs(w, m.outputs);
   w.Key("state").String(repository::ModelStateName(m.state));
   if (!m.error.empty()) w.Key("error").String(m.error);
+  if (!m.reason.empty()) w.Key("reason").String(m.reason);
   WriteCalibration(w, m.calibration, status.config);
   w.EndObject();
   return w.Take();
@@ -172,6 +173,7 @@ std::string WriteTorchServeModelList(const std::vector<ModelStatus>& models) {
     w.Key("modelName").String(m.name);
     w.Key("modelUrl").String(m.name);
     w.Key("state").String(repository::ModelStateName(m.state));
+    if (m.state == ModelState::kQuarantined) w.Key("reason").String(m.reason);
     w.Key("load").String(repository::LoadPolicyName(m.load));
     w.Key("pinned").Bool(m.pinned);
     w.Key("residentBytes").Int(m.resident_bytes);
@@ -221,6 +223,7 @@ StatusOr<std::string> WriteTorchServeDescribe(const ModelStatus& status,
     w.Key("status").String(repository::ModelStateName(v ? v->state : ModelState::kUnavailable));
     std::string error = v && !v->error.empty() ? v->error : status.error;
     if (!error.empty()) w.Key("error").String(error);
+    if (v && !v->reason.empty()) w.Key("reason").String(v->reason);
     w.Key("load").String(repository::LoadPolicyName(status.load));
     w.Key("pinned").Bool(status.pinned);
     WriteLastUsed(w, status.last_used, "lastUsed");

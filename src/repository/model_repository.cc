@@ -67,6 +67,11 @@ Status ModelRepository::Unload(const std::string& model) {
   return result.get_future().get();
 }
 
+Status ModelRepository::Quarantine(const std::string& model, int64_t version,
+                                   const std::string& reason) {
+  return impl_->Quarantine(model, version, reason);
+}
+
 std::vector<ModelStatus> ModelRepository::List() const { return impl_->List(); }
 
 StatusOr<ModelStatus> ModelRepository::GetStatus(const std::string& model) const {

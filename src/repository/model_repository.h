@@ -12,7 +12,9 @@
 // for that one load.
 //
 // States (model_status.h): UNAVAILABLE -> LOADING -> READY -> UNLOADING ->
-// UNAVAILABLE; a failed load goes back to UNAVAILABLE with the error.
+// UNAVAILABLE; a failed load goes back to UNAVAILABLE with the error; READY ->
+// QUARANTINED (Quarantine) -> LOADING only through the management API.
+// (The phases behind them: internal/phase.h.)
 //
 // Memory budget (Options::memory_budget > 0): each version's footprint is
 // measured at its first load (model_status.h, Footprint); before a load, the
@@ -126,6 +128,20 @@ class ModelRepository {
   // Blocking forms of the two above.
   Status Load(const std::string& model);
   Status Unload(const std::string& model);
+
+  // Takes `version` of `model` out of service at once, as an unload would
+  // (its queue leaves the scheduler; requests queued or running are the
+  // scheduler's to answer; its memory goes when the last holder lets go):
+  // requests for it are refused kUnavailable with `reason`, its state is
+  // QUARANTINED (with the reason) until it is loaded again through
+  // LoadAsync/Load, and requests never load it on demand meanwhile. Logs one
+  // warning and counts it in /metrics. Idempotent (the first reason stays).
+  // Errors: kNotFound (unknown model or version), kFailedPrecondition (the
+  // version has no serving instance: not loaded, loading, unloaded, evicted).
+  // Any thread, but not with the scheduler's mutex held: it calls
+  // Scheduler::RemoveModel. The scheduler calls it through ModelSpec::quarantine,
+  // which is bound to the one instance it was built for.
+  Status Quarantine(const std::string& model, int64_t version, const std::string& reason);
 
   std::vector<ModelStatus> List() const;
   StatusOr<ModelStatus> GetStatus(const std::string& model) const;

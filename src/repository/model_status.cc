@@ -12,6 +12,8 @@ std::string_view ModelStateName(ModelState state) {
       return "READY";
     case ModelState::kUnloading:
       return "UNLOADING";
+    case ModelState::kQuarantined:
+      return "QUARANTINED";
   }
   return "UNKNOWN";
 }

@@ -22,7 +22,11 @@ namespace inferd::repository {
 //   READY        serving
 //   UNLOADING    retired: no new requests; requests already queued or running
 //                finish, then its memory is freed and it becomes UNAVAILABLE
-enum class ModelState { kUnavailable, kLoading, kReady, kUnloading };
+//   QUARANTINED  taken out of service because a forward was given up (the
+//                scheduler's watchdog; `reason` says why): requests for it are
+//                refused (503) and it is not loaded on demand; a load through
+//                the management API clears it
+enum class ModelState { kUnavailable, kLoading, kReady, kUnloading, kQuarantined };
 std::string_view ModelStateName(ModelState state);
 
 // How a model comes to be loaded.
@@ -53,6 +57,7 @@ struct VersionStatus {
   int64_t version = 0;
   ModelState state = ModelState::kUnavailable;
   std::string error;      // why it is UNAVAILABLE, when its load failed
+  std::string reason;     // why it is QUARANTINED
   Footprint footprint;    // kept after an unload: the next load's estimate
   bool resident = false;  // its memory is held now (READY, or UNLOADING with requests left)
   // What the scheduler measured and chose for this instance at load (or why
@@ -65,6 +70,7 @@ struct ModelStatus {
   std::optional<config::ModelConfig> config;    // absent when config.yaml is invalid
   std::vector<VersionStatus> versions;          // ascending
   std::string error;                            // config error, or the default version's error
+  std::string reason;                           // the highest QUARANTINED version's reason
   ModelState state = ModelState::kUnavailable;  // LOADING/UNLOADING while a job runs, READY
                                                 // when some version is ready
   LoadPolicy load = LoadPolicy::kEager;

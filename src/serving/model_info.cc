@@ -61,7 +61,7 @@ std::vector<IndexEntry> RepositoryIndex(const std::vector<ModelStatus>& models, 
       if (ready_only && v.state != ModelState::kReady) continue;
       row.version = std::to_string(v.version);
       row.state = v.state;
-      row.reason = v.error;
+      row.reason = v.reason.empty() ? v.error : v.reason;
       row.bytes = v.resident ? v.footprint.bytes : 0;
       row.footprint = v.footprint;
       out.push_back(row);
@@ -90,6 +90,7 @@ StatusOr<ModelMetadata> DescribeModel(const ModelStatus& status, std::optional<i
   const VersionStatus* shown = chosen ? chosen : DefaultVersion(status);
   m.state = shown ? shown->state : ModelState::kUnavailable;
   m.error = shown && !shown->error.empty() ? shown->error : status.error;
+  if (shown) m.reason = shown->reason;
   if (shown) m.calibration = shown->calibration;
   return m;
 }

@@ -39,6 +39,7 @@ struct ModelMetadata {
   std::vector<TensorMetadata> outputs;
   repository::ModelState state = repository::ModelState::kUnavailable;  // of the version shown
   std::string error;  // why that version (or the config) failed; may be empty
+  std::string reason;  // why that version is QUARANTINED; empty otherwise
   // The shown version's batch calibration; absent when it is not resident.
   std::optional<scheduler::BatchCalibration> calibration;
 };
@@ -53,7 +54,7 @@ struct IndexEntry {
   std::string name;
   std::string version;  // "" for a model with no version (its config is invalid)
   repository::ModelState state = repository::ModelState::kUnavailable;
-  std::string reason;  // why it failed; may be empty
+  std::string reason;  // why it is QUARANTINED, or why it failed; may be empty
   int64_t bytes = 0;   // resident now (0 when not in memory)
   std::optional<repository::Footprint> footprint;  // absent for a model with no version
   repository::LoadPolicy load = repository::LoadPolicy::kEager;

@@ -39,6 +39,8 @@ CacheMetrics::CacheMetrics(metrics::Registry& r)
                                 "the memory budget carries it")),
       cache_releases(&r.GetCounter("inferd_model_cache_releases_total",
                                    "times the backend's caches (oneDNN primitives) were dropped "
-                                   "because memory outside the models' footprints grew")) {}
+                                   "because memory outside the models' footprints grew")),
+      quarantines(&r.GetCounter("inferd_model_quarantines_total",
+                                "model versions quarantined because a forward was given up")) {}
 
 }  // namespace inferd::repository::internal

@@ -11,6 +11,9 @@
 //   inferd_model_outside_bytes     resident memory above the server's base that
 //                                  no footprint accounts for; the budget carries it
 //   inferd_model_cache_releases_total  times the backend's caches were dropped for it
+//   inferd_model_quarantines_total  versions quarantined (a forward was given up)
+//   inferd_model_quarantined{model,version}  1 while quarantined, 0 once loaded again
+//                                  (kept when the model's other series go)
 //
 // A model's own series (label model="<name>": requests, latencies, queue depth,
 // rejections, batch sizes, calibration; about 110 lines of /metrics per model)
@@ -36,7 +39,8 @@ namespace inferd::repository::internal {
 // inferd_model_max_concurrency{model}, exported once at start-up for every
 // model of the store, loaded or not.
 inline const std::vector<std::string>& KeptModelFamilies() {
-  static const std::vector<std::string> kept = {"inferd_model_max_concurrency"};
+  static const std::vector<std::string> kept = {"inferd_model_max_concurrency",
+                                                "inferd_model_quarantined"};
   return kept;
 }
 
@@ -61,6 +65,7 @@ struct CacheMetrics {
   metrics::Gauge* budget_bytes;
   metrics::Gauge* outside_bytes;
   metrics::Counter* cache_releases;
+  metrics::Counter* quarantines;
 };
 
 }  // namespace inferd::repository::internal

@@ -23,8 +23,8 @@ thread_local bool t_in_carry = false;
 Lifecycle::Lifecycle(Options options)
     : options_(std::move(options)),
       store_(options_.store_dir),
-      load_context_{options_.backend, options_.scheduler, options_.hooks_factory,
-                    options_.placement} {
+      load_context_{options_.clock, options_.backend, options_.scheduler,
+                    options_.hooks_factory, options_.placement} {
   if (options_.metrics) metrics_ = std::make_unique<CacheMetrics>(*options_.metrics);
 }
 
@@ -104,9 +104,11 @@ void Lifecycle::Shutdown() {
     for (auto& [name, e] : entries_) {
       for (auto& w : e.waiters) after.answers.emplace_back(std::move(w.done), down);
       e.waiters.clear();
-      if (e.parked) {  // its job will not run again
+      if (Parked(e.phase)) {  // its job will not run again
         for (auto& d : e.load_done) after.dones.emplace_back(std::move(d), down);
         e.load_done.clear();
+        parked_.erase(std::remove(parked_.begin(), parked_.end(), name), parked_.end());
+        Step(e, Event::kCancelled);
       }
     }
   }
@@ -118,7 +120,7 @@ void Lifecycle::Shutdown() {
     MutexLock lock(&mu_);
     for (auto& [name, e] : entries_) {
       for (auto& [v, slot] : e.versions) {
-        if (slot.handle) rest.retire.push_back(std::move(slot.handle));
+        if (slot.handle) RetireLocked(e, slot, v, VersionEvent::kRetired, &rest);
       }
     }
   }
@@ -129,10 +131,10 @@ void Lifecycle::StartEagerLoads() {
   MutexLock lock(&mu_);
   started_ = true;
   for (auto& [name, e] : entries_) {
-    if (e.policy != LoadPolicy::kEager || e.job != Job::kNone) continue;
+    if (e.policy != LoadPolicy::kEager || e.phase != Phase::kIdle) continue;
     e.startup = true;
     ++startup_pending_;
-    StartLoadLocked(e, /*rescan=*/false);
+    AskLoadLocked(e, /*rescan=*/false);
   }
   startup_cv_.SignalAll();
 }
@@ -186,7 +188,8 @@ StatusOr<ModelHandle> Lifecycle::ResolveLocked(const Entry& e,
     }
     const Version& slot = it->second;
     if (slot.handle) return slot.handle;
-    const std::string state = slot.loading ? "LOADING" : "UNAVAILABLE";
+    if (slot.phase == VersionPhase::kQuarantined) return QuarantinedLocked(e, *version);
+    const std::string state = slot.phase == VersionPhase::kLoading ? "LOADING" : "UNAVAILABLE";
     return Unavailable("model '" + e.name + "' version " + std::to_string(*version) +
                        " is not ready (" + state + (slot.error.empty() ? "" : ": " + slot.error) +
                        ")");
@@ -194,7 +197,8 @@ StatusOr<ModelHandle> Lifecycle::ResolveLocked(const Entry& e,
   for (auto it = e.versions.rbegin(); it != e.versions.rend(); ++it) {
     if (it->second.handle) return it->second.handle;
   }
-  if (e.job == Job::kLoad) return Unavailable("model '" + e.name + "' is not ready (LOADING)");
+  if (Loading(e.phase)) return Unavailable("model '" + e.name + "' is not ready (LOADING)");
+  if (auto q = QuarantinedVersionLocked(e)) return QuarantinedLocked(e, *q);
   if (!e.error.empty()) return Unavailable("model '" + e.name + "' is not ready: " + e.error);
   return Unavailable("model '" + e.name + "' is not ready (not loaded)");
 }
@@ -204,8 +208,10 @@ Status Lifecycle::NotLoadableLocked(const Entry& e) const {
   const std::string how = "; load it through the management API (POST /models?url=" + e.name +
                           " or POST /v2/repository/models/" + e.name + "/load)";
   if (!e.config) return Unavailable("model '" + e.name + "' is not ready: " + e.config_error);
+  // Never loaded on demand: it stays out of service until loaded by hand.
+  if (auto q = QuarantinedVersionLocked(e)) return QuarantinedLocked(e, *q);
   if (!e.error.empty()) return Unavailable("model '" + e.name + "' failed to load: " + e.error);
-  if (e.job == Job::kUnload) return Unavailable("model '" + e.name + "' is being unloaded");
+  if (Unloading(e.phase)) return Unavailable("model '" + e.name + "' is being unloaded");
   if (e.policy == LoadPolicy::kManual) {
     return Unavailable("model '" + e.name + "' is not loaded: " +
                        (e.unloaded_by_hand ? "it was unloaded through the management API"
@@ -236,7 +242,7 @@ void Lifecycle::Acquire(const std::string& model, std::optional<int64_t> version
         e->last_request = now;
         if (metrics_) metrics_->hits->Increment();
       }
-    } else if (e->job != Job::kLoad && !loadable.ok()) {
+    } else if (!Loading(e->phase) && !loadable.ok()) {
       answer = loadable;
     } else if (!accepting_jobs_) {
       answer = Unavailable("the server is shutting down");
@@ -248,7 +254,7 @@ void Lifecycle::Acquire(const std::string& model, std::optional<int64_t> version
       }
       e->waiters.push_back({version, now, deadline, std::move(done)});
       if (metrics_) metrics_->misses->Increment();
-      if (e->job == Job::kNone) StartLoadLocked(*e, /*rescan=*/false);
+      if (e->phase == Phase::kIdle) AskLoadLocked(*e, /*rescan=*/false);
       timer_->Wake(deadline);
       return;
     }
@@ -285,20 +291,15 @@ TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
         }
       }
       e.waiters.erase(keep, e.waiters.end());
-      if (e.parked && e.waiters.empty() && e.load_done.empty()) {
+      if (Parked(e.phase) && e.waiters.empty() && e.load_done.empty()) {
         // Nobody waits for room any more: the next request asks again.
-        e.parked = false;
         parked_.erase(std::remove(parked_.begin(), parked_.end(), name), parked_.end());
-        e.job = Job::kNone;
         if (e.startup) {
           e.startup = false;
           --startup_pending_;
           startup_cv_.SignalAll();
         }
-        if (e.unload_after && accepting_jobs_) {
-          e.unload_after = false;
-          StartUnloadLocked(e);
-        }
+        ChainLocked(e, Event::kAbandoned);
       }
     }
     // A load that waits for room is also retried now and then: a model can go
@@ -312,132 +313,12 @@ TimePoint Lifecycle::ExpireWaiters(TimePoint now) {
   return next;
 }
 
-// A version's calibration is read from the scheduler (a deferred one arrives
-// late), under the scheduler's lock: never with mu_ held, because a request's
-// completion may run the repository's on_idle under the scheduler's lock.
-namespace {
-void FillCalibrations(ModelStatus& s, std::vector<ModelHandle>& handles) {
-  for (size_t i = 0; i < s.versions.size() && i < handles.size(); ++i) {
-    if (handles[i]) s.versions[i].calibration = handles[i]->calibration();
-  }
-  handles.clear();  // released here, outside mu_
-}
-}  // namespace
-
-std::vector<ModelStatus> Lifecycle::List() const {
-  std::vector<ModelStatus> out;
-  std::vector<std::vector<ModelHandle>> handles;
-  {
-    MutexLock lock(&mu_);
-    out.reserve(entries_.size());
-    handles.resize(entries_.size());
-    for (const auto& [name, e] : entries_) out.push_back(StatusLocked(e, &handles[out.size()]));
-  }
-  for (size_t i = 0; i < out.size(); ++i) FillCalibrations(out[i], handles[i]);
-  return out;
-}
-
-StatusOr<ModelStatus> Lifecycle::GetStatus(const std::string& model) const {
-  RETURN_IF_ERROR(ValidateModelName(model));
-  ModelStatus s;
-  std::vector<ModelHandle> handles;
-  {
-    MutexLock lock(&mu_);
-    const Entry* e = FindLocked(model);
-    if (!e) return NotFound(UnknownModelLocked(model));
-    s = StatusLocked(*e, &handles);
-  }
-  FillCalibrations(s, handles);
-  return s;
-}
-
-ModelStatus Lifecycle::StatusLocked(const Entry& e, std::vector<ModelHandle>* handles) const {
-  ModelStatus s;
-  s.name = e.name;
-  s.config = e.config;
-  s.error = e.config ? e.error : e.config_error;
-  s.load = e.policy;
-  s.pinned = e.pinned;
-  s.resident_bytes = e.resident_bytes;
-  bool ready = false;
-  for (const auto& [v, slot] : e.versions) {
-    VersionStatus vs;
-    vs.version = v;
-    vs.error = slot.error;
-    vs.footprint = slot.footprint;
-    if (slot.handle) {
-      vs.state = ModelState::kReady;
-      s.in_flight += slot.handle->in_flight();
-      ready = true;
-    } else if (slot.loading) {
-      vs.state = ModelState::kLoading;
-    } else if (e.retiring > 0) {
-      vs.state = ModelState::kUnloading;
-    }
-    vs.resident = slot.handle != nullptr;
-    handles->push_back(slot.handle);  // one per version, null when not resident
-    s.versions.push_back(std::move(vs));
-  }
-  if (e.job == Job::kLoad && !ready) {
-    s.state = ModelState::kLoading;
-  } else if (e.job == Job::kUnload || (!ready && e.retiring > 0)) {
-    s.state = ModelState::kUnloading;
-  } else if (ready) {
-    s.state = ModelState::kReady;
-  }
-  if (e.last_request) {
-    s.last_used = std::chrono::system_clock::now() -
-                  std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                      options_.clock->Now() - *e.last_request);
-  }
-  return s;
-}
-
-std::function<void()> Lifecycle::OnRelease(uint64_t serial) {
-  std::weak_ptr<Lifecycle> weak = weak_from_this();
-  return [weak, serial] {
-    if (auto self = weak.lock()) self->Released(serial);
-  };
-}
-
-std::function<void()> Lifecycle::OnIdle() {
-  std::weak_ptr<Lifecycle> weak = weak_from_this();
-  return [weak] {
-    auto self = weak.lock();
-    if (!self) return;
-    // Under mu_, always: a check of "is a load parked?" without it raced with
-    // a load deciding to park (it saw this version busy, then parked after
-    // the check): the wake-up was lost and the load waited for the
-    // kParkedRetry timer. One uncontended lock per request, as Acquire takes.
-    MutexLock lock(&self->mu_);
-    self->RetryParkedLocked();
-  };
-}
-
-std::function<ModelHandle()> Lifecycle::Successor(const std::string& model, int64_t version) {
-  std::weak_ptr<Lifecycle> weak = weak_from_this();
-  return [weak, model, version]() -> ModelHandle {
-    auto self = weak.lock();
-    return self ? self->ReadyInstance(model, version) : nullptr;
-  };
-}
-
-// Copied out under mu_, as every handle is (EvictableLocked counts on it); the
-// copy is never the last, so no release runs under mu_.
-ModelHandle Lifecycle::ReadyInstance(const std::string& model, int64_t version) const {
-  MutexLock lock(&mu_);
-  const Entry* e = FindLocked(model);
-  if (!e) return nullptr;
-  StatusOr<ModelHandle> handle = ResolveLocked(*e, version);
-  return handle.ok() ? *handle : nullptr;
-}
-
 void Lifecycle::RetryParkedLocked() {
   if (parked_.empty() || !accepting_jobs_) return;
   for (const auto& name : parked_) {
     Entry* e = FindLocked(name);
-    if (!e || !e->parked) continue;
-    e->parked = false;
+    if (!e || !Parked(e->phase)) continue;
+    Step(*e, Event::kRoom);
     pool_->Post([this, name] { RunLoad(name); });
   }
   parked_.clear();
@@ -483,7 +364,7 @@ void Lifecycle::Released(uint64_t serial) {
 void Lifecycle::ForgetSeriesIfGoneLocked(const Entry& e) {
   // A load under way has registered (or will register) its queue's series:
   // they are the next instance's, not leftovers.
-  if (!options_.metrics || e.job == Job::kLoad) return;
+  if (!options_.metrics || Loading(e.phase)) return;
   for (const auto& [serial, c] : charges_) {
     if (c.model == e.name) return;  // another version (or the one replacing it) is alive
   }

@@ -22,6 +22,10 @@
 // The budget also carries `outside_`: resident memory above the base (read
 // at Init) that no footprint accounts for, re-read after every job while no
 // load runs (cache_policy.h says how eviction treats it).
+// Each model's job and each version's service are state machines (phase.h):
+// Entry::phase and Version::phase change only through Step, which applies
+// Next. A QUARANTINED version (Quarantine) has no instance and is not loaded
+// on demand; a load through the management API clears it.
 // Lifecycle lives in a shared_ptr: instances hold a weak_ptr to it for their
 // release, and may outlive the repository.
 #pragma once
@@ -32,6 +36,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/thread_annotations.h"
@@ -39,6 +44,7 @@
 #include "repository/internal/cache_metrics.h"
 #include "repository/internal/deadline_timer.h"
 #include "repository/internal/load_pool.h"
+#include "repository/internal/phase.h"
 #include "repository/internal/version_loader.h"
 #include "repository/model_repository.h"
 #include "repository/model_store.h"
@@ -69,6 +75,7 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   StatusOr<ModelHandle> Get(const std::string& model, std::optional<int64_t> version) const;
   void Load(const std::string& model, DoneCallback done);
   void Unload(const std::string& model, DoneCallback done);
+  Status Quarantine(const std::string& model, int64_t version, const std::string& reason);
   std::vector<ModelStatus> List() const;
   StatusOr<ModelStatus> GetStatus(const std::string& model) const;
   ModelRepository::MemoryUse memory() const;
@@ -79,10 +86,11 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
     Footprint footprint;  // the estimate, or the last measured
     // What its loads found (variant, calibration); replaced when the file changes.
     std::shared_ptr<LoadMemory> memory = std::make_shared<LoadMemory>();
-    ModelHandle handle;   // the READY instance
+    ModelHandle handle;   // the serving instance: set iff Serving(phase)
     uint64_t serial = 0;  // its Charge
     std::string error;    // the last load of this version failed
-    bool loading = false;
+    VersionPhase phase = VersionPhase::kUnloaded;
+    std::string quarantine_reason;  // while kQuarantined
   };
   struct Waiter {
     std::optional<int64_t> version;
@@ -90,7 +98,6 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
     TimePoint deadline;
     AcquireCallback done;
   };
-  enum class Job { kNone, kLoad, kUnload };
   struct Entry {
     std::string name;
     std::string dir;
@@ -101,13 +108,10 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
     bool pinned = false;
     bool unloaded_by_hand = false;
     std::string error;  // the last load failed (config, no versions, default version)
-    Job job = Job::kNone;
-    bool rescan = false;        // the queued load reads the store again
-    bool load_after = false;    // a load was asked while unloading
-    bool unload_after = false;  // an unload was asked while loading
-    bool startup = false;       // an eager load of StartEagerLoads, not finished
-    bool parked = false;        // its load waits for room (models in use hold the budget)
-    std::chrono::steady_clock::time_point load_posted{};  // when its load job was queued
+    Phase phase = Phase::kIdle;  // its job (phase.h)
+    bool rescan = false;   // a parameter of the queued load: it reads the store again
+    bool startup = false;  // an eager load of StartEagerLoads, not finished
+    TimePoint load_posted{};  // when its load job was queued (options_.clock)
     std::vector<DoneCallback> load_done, unload_done;
     std::vector<Waiter> waiters;
     TimePoint lru_time{};  // last request, or the end of the last load
@@ -121,6 +125,22 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
     bool retired = false;
     bool evicting = false;
   };
+  // What the reserve step of a load hands to the load and install steps.
+  struct LoadPlan {
+    config::ModelConfig config;
+    std::string dir;
+    std::vector<std::tuple<StoredVersion, Footprint, std::shared_ptr<LoadMemory>>> todo;
+    int64_t reserve = 0;     // bytes added to reserved_ while it runs
+    bool measure = false;    // some version's footprint is not measured yet: load alone
+    bool defer_calibration = false;
+    Duration queued{};       // waited for a load thread, or for room
+    std::vector<ModelHandle> victims;  // evicted to make room: retired before the load
+  };
+  struct LoadedVersion {
+    int64_t version = 0;
+    uint64_t serial = 0;
+    StatusOr<ModelHandle> handle;
+  };
   // What a job hands back to be done after the lock is released.
   struct Aftermath {
     std::vector<ModelHandle> retire;  // Retire, then drop
@@ -133,6 +153,9 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   StatusOr<ModelHandle> ResolveLocked(const Entry& e, std::optional<int64_t> version) const
       REQUIRES(mu_);
   Status NotLoadableLocked(const Entry& e) const REQUIRES(mu_);
+  // The highest QUARANTINED version, if any; the refusal that names it.
+  std::optional<int64_t> QuarantinedVersionLocked(const Entry& e) const REQUIRES(mu_);
+  Status QuarantinedLocked(const Entry& e, int64_t version) const REQUIRES(mu_);
   std::string UnknownModelLocked(const std::string& name) const REQUIRES(mu_);
   Entry* FindLocked(const std::string& name) REQUIRES(mu_);
   const Entry* FindLocked(const std::string& name) const REQUIRES(mu_);
@@ -144,13 +167,42 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   TimePoint ExpireWaiters(TimePoint now);
 
   // Jobs (on the load threads).
-  void StartLoadLocked(Entry& e, bool rescan) REQUIRES(mu_);
-  void StartUnloadLocked(Entry& e) REQUIRES(mu_);
+  // Applies Next to the entry's (or version's) phase; an illegal transition
+  // is a bug: it asserts in debug builds, logs and keeps the phase otherwise.
+  void Step(Entry& e, Event event) REQUIRES(mu_);
+  void Step(const Entry& e, Version& slot, int64_t version, VersionEvent event) REQUIRES(mu_);
+  // Asks for a load (Event::kLoadAsked): posts the job when the entry was idle.
+  void AskLoadLocked(Entry& e, bool rescan) REQUIRES(mu_);
+  void PostLoadLocked(Entry& e, bool rescan) REQUIRES(mu_);
+  void PostUnloadLocked(Entry& e) REQUIRES(mu_);
+  // After an event that may chain the next job (kLoadEnded, kUnloadEnded,
+  // kAbandoned): posts the job the new phase names, unless shutting down.
+  void ChainLocked(Entry& e, Event event) REQUIRES(mu_);
+  void PostChainedLocked(Entry& e) REQUIRES(mu_);
+  // Takes a serving instance out of the slot (`event`: kRetired or
+  // kQuarantined) and hands it to `after` to be retired and dropped.
+  void RetireLocked(Entry& e, Version& slot, int64_t version, VersionEvent event,
+                    Aftermath* after) REQUIRES(mu_);
+  metrics::Gauge& QuarantinedGauge(const std::string& model, int64_t version);
+  // A load: Reserve (store, room, reservation; may park), LoadVersions (no
+  // lock held), Install (the instances in place, waiters answered).
   void RunLoad(const std::string& name);
+  // Nothing (and `after` holds the answers) when the load cannot go on: a
+  // config error, no version, no room; or parked (then `after` is empty).
+  std::optional<LoadPlan> ReserveLocked(Entry& e, TimePoint ran, Aftermath* after)
+      REQUIRES(mu_);
+  std::vector<LoadedVersion> LoadVersions(const std::string& name, const LoadPlan& plan)
+      EXCLUDES(mu_);
+  void InstallAllLocked(Entry& e, const LoadPlan& plan, std::vector<LoadedVersion> loaded,
+                        Aftermath* after) REQUIRES(mu_);
   void RunUnload(const std::string& name);
   bool RefreshFromStoreLocked(Entry& e, const StoredModel& stored, Aftermath* after)
       REQUIRES(mu_);
-  void FinishJobLocked(Entry& e, const Status& status, Aftermath* after) REQUIRES(mu_);
+  // Answers the load's waiters and callers with `status` and counts the
+  // start-up load done; FinishJobLocked then applies `event` (ChainLocked).
+  void AnswerJobLocked(Entry& e, const Status& status, Aftermath* after) REQUIRES(mu_);
+  void FinishJobLocked(Entry& e, const Status& status, Event event, Aftermath* after)
+      REQUIRES(mu_);
   void InstallLocked(Entry& e, int64_t version, uint64_t serial, StatusOr<ModelHandle> loaded,
                      Aftermath* after) REQUIRES(mu_);
   // `measure`: re-read outside_ once the memory is back (the end of a job).
@@ -178,6 +230,14 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   // version) answers when it answers a handle, else null.
   std::function<ModelHandle()> Successor(const std::string& model, int64_t version);
   ModelHandle ReadyInstance(const std::string& model, int64_t version) const EXCLUDES(mu_);
+  // Takes the instance `serial` of `model`'s `version` out of service, if it
+  // is still the one serving (a forward of an older instance says nothing
+  // about the new one).
+  Status QuarantineInstance(const std::string& model, int64_t version,
+                            std::optional<uint64_t> serial, const std::string& reason)
+      EXCLUDES(mu_);
+  std::function<void(std::string)> OnHung(const std::string& model, int64_t version,
+                                          uint64_t serial);
   // Posts the loads that wait for room again (something was freed or went idle).
   void RetryParkedLocked() REQUIRES(mu_);
   void UpdateGaugesLocked() REQUIRES(mu_);

@@ -17,7 +17,7 @@ ModelRepository::MemoryUse Lifecycle::memory() const {
 }
 
 bool Lifecycle::EvictableLocked(const Entry& e) const {
-  if (e.pinned || e.job != Job::kNone || !e.waiters.empty()) return false;
+  if (e.pinned || e.phase != Phase::kIdle || !e.waiters.empty()) return false;
   bool any = false;
   for (const auto& [v, slot] : e.versions) {
     if (!slot.handle) continue;
@@ -85,6 +85,7 @@ std::vector<ModelHandle> Lifecycle::EvictLocked(const std::string& keep, int64_t
         charge->second.evicting = true;
         evicting_ += charge->second.bytes;
       }
+      Step(e, slot, v, VersionEvent::kRetired);
       victims.push_back(std::move(slot.handle));
       slot.handle = nullptr;
     }

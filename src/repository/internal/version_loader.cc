@@ -24,7 +24,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
                                   const std::function<int64_t()>& resident_bytes,
                                   const std::function<int64_t()>& peak_resident_bytes,
                                   InstanceCallbacks callbacks) {
-  const auto start = std::chrono::steady_clock::now();
+  const TimePoint start = context.clock->Now();
   const int64_t rss_before = resident_bytes ? resident_bytes() : 0;
   if (resident_bytes && peak_resident_bytes) peak_resident_bytes();  // the peak starts here
 
@@ -50,6 +50,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   spec.model = model;
   spec.known_calibration = std::move(known_calibration);
   spec.defer_calibration = defer_calibration;
+  spec.quarantine = callbacks.on_hung;
   if (context.hooks_factory) {
     ASSIGN_OR_RETURN(spec.hooks, context.hooks_factory(config, dir));
   }
@@ -70,8 +71,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   } else {
     f.bytes = std::max(EstimateFootprint(stored, known), f.weight_bytes);
   }
-  f.load_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  f.load_ms = std::chrono::duration<double, std::milli>(context.clock->Now() - start).count();
 
   ServedModel::Parts parts;
   parts.config = config;

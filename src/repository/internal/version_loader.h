@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "repository/internal/load_memory.h"
 #include "repository/model_repository.h"
@@ -26,6 +27,7 @@
 namespace inferd::repository::internal {
 
 struct VersionLoadContext {
+  Clock* clock = Clock::Real();  // times the load (Footprint::load_ms)
   backend::Backend* backend = nullptr;
   scheduler::Scheduler* scheduler = nullptr;
   HooksFactory hooks_factory;
@@ -52,6 +54,8 @@ struct InstanceCallbacks {
   std::function<void()> on_release;
   std::function<void()> on_idle;
   std::function<ModelHandle()> successor;
+  // ModelSpec::quarantine: the scheduler gave up a forward of the instance.
+  std::function<void(std::string reason)> on_hung;
 };
 
 StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,

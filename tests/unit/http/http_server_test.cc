@@ -297,6 +297,27 @@ TEST_F(HttpServerTest, ManagementListsUnloadsAndLoads) {
   EXPECT_EQ(m.Send("POST", "/predictions/echo", "[1,2]").status, 404);
 }
 
+// A quarantined version (the scheduler gave up a forward) over real sockets:
+// 503 with the reason, not ready, QUARANTINED everywhere, until loaded again.
+TEST_F(HttpServerTest, AQuarantinedModelAnswers503WithItsReasonUntilLoaded) {
+  ASSERT_TRUE(repo_->Quarantine("echo", 1, "forward given up after 61000 ms").ok());
+  TestClient c(inference_->port());
+  TestClient m(management_->port());
+  for (const auto& r : {c.Send("POST", "/predictions/echo", "[1,2]"),
+                        c.Send("GET", "/v2/models/echo/ready")}) {
+    EXPECT_EQ(r.status, 503);
+    EXPECT_NE(r.body.find("QUARANTINED: forward given up after 61000 ms"), std::string::npos)
+        << r.body;
+  }
+  const std::string shown = R"("QUARANTINED","reason":"forward given up after 61000 ms")";
+  EXPECT_NE(c.Send("GET", "/v2/models/echo").body.find(R"("state":)" + shown), std::string::npos);
+  EXPECT_NE(m.Send("GET", "/models").body.find(R"("state":)" + shown), std::string::npos);
+  EXPECT_NE(m.Send("GET", "/models/echo").body.find(R"("status":)" + shown), std::string::npos);
+  EXPECT_EQ(m.Send("POST", "/models?url=echo").status, 200);
+  EXPECT_EQ(c.Send("POST", "/predictions/echo", "[1,2]").status, 200);
+  EXPECT_EQ(c.Send("GET", "/v2/models/echo/ready").status, 200);
+}
+
 TEST_F(HttpServerTest, MetricsCountRequests) {
   TestClient c(inference_->port());
   EXPECT_EQ(c.Send("POST", "/predictions/echo", "[1,2]").status, 200);

@@ -147,6 +147,36 @@ TEST(ModelMetadata, TorchServeListAndDescribe) {
   EXPECT_FALSE(WriteTorchServeDescribe(Echo(), 7, false).ok());
 }
 
+// A quarantined version shows its state and reason in every view.
+TEST(ModelMetadata, AQuarantinedVersionShowsItsReason) {
+  ModelStatus s = Echo();
+  s.versions.pop_back();
+  s.versions[0].state = ModelState::kQuarantined;
+  s.versions[0].resident = false;
+  s.versions[0].reason = "forward given up after 61000 ms";
+  s.state = ModelState::kQuarantined;
+  s.reason = s.versions[0].reason;
+  auto v2 = WriteV2ModelMetadata(s, std::nullopt);
+  ASSERT_TRUE(v2.ok());
+  EXPECT_NE(v2->find(R"("state":"QUARANTINED","reason":"forward given up after 61000 ms")"),
+            std::string::npos)
+      << *v2;
+  const std::string index = WriteV2RepositoryIndex({s}, false);
+  EXPECT_NE(index.find(R"("state":"QUARANTINED","reason":"forward given up after 61000 ms")"),
+            std::string::npos)
+      << index;
+  EXPECT_EQ(WriteV2RepositoryIndex({s}, true), "[]") << "not ready";
+  const std::string list = WriteTorchServeModelList({s});
+  EXPECT_NE(list.find(R"("state":"QUARANTINED","reason":"forward given up after 61000 ms")"),
+            std::string::npos)
+      << list;
+  auto describe = WriteTorchServeDescribe(s, std::nullopt, false);
+  ASSERT_TRUE(describe.ok());
+  EXPECT_NE(describe->find(R"("status":"QUARANTINED","reason":"forward given up after 61000 ms")"),
+            std::string::npos)
+      << *describe;
+}
+
 TEST(ModelNameFromUrl, ReducesUrlsAndArchivesToAName) {
   EXPECT_EQ(ModelNameFromUrl("digits"), "digits");
   EXPECT_EQ(ModelNameFromUrl("resnet18.mar"), "resnet18");
