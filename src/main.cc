@@ -156,6 +156,10 @@ int main(int argc, char** argv) {
     std::cerr << "inferd plan: give --models FILE, --profile-store DIR or --from-metrics URL\n";
     return 2;
   }
+  if (*p && !profile.save_models.empty() && profile.store_dir.empty() && plan.from_metrics.empty()) {
+    std::cerr << "inferd plan: --save-models needs --profile-store or --from-metrics\n";
+    return 2;
+  }
   plan.save_models = profile.save_models;
   plan.fetch_metrics = inferd::bench::FetchMetricsText;
   if (*p) return inferd::plan::RunPlanCommand(plan, std::cout);

@@ -5,16 +5,6 @@
 #include <cstdio>
 
 namespace inferd::plan {
-namespace {
-
-// Mixed plans split a model into replicas of at most half the most cores of a
-// type that holds it: a hot model's replicas then fit the smaller types too,
-// and two (of different models) share the largest. Measured on issue 31's
-// 3,000 mixed models: replicas past half the largest type each took one
-// alone, and the plan was 1.10x the bound; at one half, see docs/SCALING.md.
-constexpr double kMixedReplicaShare = 0.5;
-
-}  // namespace
 
 NodeShape FleetPlan::ShapeOf(size_t index) const {
   if (!mixed()) return shape;
@@ -61,17 +51,18 @@ StatusOr<FleetPlan> MakeFleetPlan(std::vector<ModelDemand> models, const NodeSha
 
 StatusOr<FleetPlan> PrepareMixedFleetPlan(std::vector<ModelDemand> models,
                                           const std::vector<NodeType>& types, double headroom,
-                                          const std::string& file) {
+                                          const std::string& file, double replica_share) {
   RETURN_IF_ERROR(ValidateNodeTypes(types, headroom));
   FleetPlan plan;
   plan.types = types;
+  plan.replica_share = replica_share;
   // The node-count bound over a node with the most cores and the most memory of any type.
   plan.shape.headroom = headroom;
   for (const NodeType& t : types) {
     plan.shape.cores = std::max(plan.shape.cores, t.cores);
     plan.shape.memory_bytes = std::max(plan.shape.memory_bytes, t.memory_bytes);
   }
-  ASSIGN_OR_RETURN(plan.items, SplitIntoReplicas(models, plan.Shapes(), file, kMixedReplicaShare));
+  ASSIGN_OR_RETURN(plan.items, SplitIntoReplicas(models, plan.Shapes(), file, replica_share));
   // The bounds hold for every plan, so they count the fewest memory copies:
   // those of the coarsest split, not the extra ones of the plan's finer split.
   ASSIGN_OR_RETURN(auto fewest, SplitIntoReplicas(models, plan.Shapes(), file));
@@ -91,24 +82,31 @@ Status FinishFleetPlan(FleetPlan* plan) {
 StatusOr<FleetPlan> MakeMixedFleetPlan(std::vector<ModelDemand> models,
                                        const std::vector<NodeType>& types, double headroom,
                                        const std::string& file, const PackOptions& options) {
-  ASSIGN_OR_RETURN(FleetPlan plan, PrepareMixedFleetPlan(std::move(models), types, headroom, file));
   const auto start = std::chrono::steady_clock::now();
-  MixedPacking mixed = PackMixed(plan.items, types, headroom, options);
+  FleetPlan plan;
+  double cost = 0;
+  for (double share : kReplicaShares) {
+    ASSIGN_OR_RETURN(FleetPlan candidate, PrepareMixedFleetPlan(models, types, headroom, file, share));
+    MixedPacking mixed = PackMixed(candidate.items, types, headroom, options);
+    if (!plan.items.empty() && mixed.cost >= cost - 1e-9) continue;  // ties: fewer copies
+    cost = mixed.cost;
+    candidate.packing = std::move(mixed.packing);
+    candidate.best_single_type = mixed.best_single_type;
+    candidate.best_single_type_cost = mixed.best_single_type_cost;
+    plan = std::move(candidate);
+  }
   plan.pack_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  plan.packing = std::move(mixed.packing);
-  plan.best_single_type = mixed.best_single_type;
-  plan.best_single_type_cost = mixed.best_single_type_cost;
   // The one-shape planner on each type alone, for the comparison in the
   // report: the best single-type plan is the cheaper of its and the mixed
   // packer's own single-type candidate.
   for (size_t t = 0; t < types.size(); ++t) {
     auto single = MakeFleetPlan(plan.models, types[t].Shape(headroom), file, options);
     if (!single.ok()) continue;  // some model does not fit this type
-    const double cost = static_cast<double>(single->packing.nodes.size()) * types[t].price;
-    if (plan.best_single_type < 0 || cost < plan.best_single_type_cost) {
+    const double single_cost = static_cast<double>(single->packing.nodes.size()) * types[t].price;
+    if (plan.best_single_type < 0 || single_cost < plan.best_single_type_cost) {
       plan.best_single_type = static_cast<int>(t);
-      plan.best_single_type_cost = cost;
+      plan.best_single_type_cost = single_cost;
     }
   }
   RETURN_IF_ERROR(FinishFleetPlan(&plan));

@@ -51,6 +51,9 @@ struct FleetPlan {
   double cost_per_hour = 0;
   int best_single_type = -1;  // with types: the cheapest plan on one type alone
   double best_single_type_cost = 0;
+  // Mixed plans: replicas of a split model have at most this share of the
+  // usable cores of the largest type that holds it (kReplicaShares).
+  double replica_share = 1.0;
   double pack_seconds = 0;              // wall time of the packing, for the report
   std::vector<std::string> node_names;  // set by a rebalance (its nodes keep their names)
   RebalanceSummary rebalance;
@@ -77,6 +80,15 @@ StatusOr<FleetPlan> MakeMixedFleetPlan(std::vector<ModelDemand> models,
                                        const std::vector<NodeType>& types, double headroom,
                                        const std::string& file, const PackOptions& options = {});
 
+// The splits a mixed plan tries. 1: replicas sized to the largest type that
+// holds the model, the fewest copies, and no two replicas of a model can
+// share a node. 1/2: a hot model's replicas fit the smaller types too, and two
+// (of different models) share the largest; on issue 31's fleet of many hot
+// models the plan drops from 1.10x to 1.01x the bound, but a fleet whose
+// replicas are mostly one model's needs twice the nodes (they cannot share).
+// MakeMixedFleetPlan packs both and keeps the cheaper.
+inline constexpr double kReplicaShares[] = {1.0, 0.5};
+
 // The replicas and bounds of a one-shape plan, without packing (for a rebalance).
 StatusOr<FleetPlan> PrepareFleetPlan(std::vector<ModelDemand> models, const NodeShape& shape,
                                      const std::string& file);
@@ -85,7 +97,7 @@ StatusOr<FleetPlan> PrepareFleetPlan(std::vector<ModelDemand> models, const Node
 // them its own way). Checks the types.
 StatusOr<FleetPlan> PrepareMixedFleetPlan(std::vector<ModelDemand> models,
                                           const std::vector<NodeType>& types, double headroom,
-                                          const std::string& file);
+                                          const std::string& file, double replica_share = 1.0);
 
 // Sets the cost, checks the packing against the types, and fills the lower
 // bound of node counts; for plans whose packing was set by other code.

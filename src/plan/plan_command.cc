@@ -86,7 +86,7 @@ StatusOr<FleetPlan> MakePlan(std::vector<ModelDemand> models, const std::string&
   if (types.empty()) {
     ASSIGN_OR_RETURN(plan, PrepareFleetPlan(std::move(models), shape, source));
   } else {
-    ASSIGN_OR_RETURN(plan, PrepareMixedFleetPlan(std::move(models), types, options.headroom, source));
+    ASSIGN_OR_RETURN(plan, PrepareMixedRebalance(models, types, options.headroom, source, current));
   }
   RebalanceOptions rebalance;
   rebalance.cost_target = options.rebalance_target;

@@ -53,7 +53,9 @@ void WriteMixedSummary(const FleetPlan& plan, std::ostream& out) {
   } else {
     out << "no single type holds every model\n";
   }
-  out << "method: " << p.method << "; packed in " << Fixed(plan.pack_seconds, 3) << " s\n";
+  out << "method: " << p.method << "; replicas of at most " << Fixed(plan.replica_share, 2)
+      << " of the largest type that holds the model; packed in " << Fixed(plan.pack_seconds, 3)
+      << " s\n";
 }
 
 void WriteRebalanceSummary(const FleetPlan& plan, std::ostream& out) {

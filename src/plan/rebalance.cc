@@ -211,6 +211,29 @@ StatusOr<std::vector<CurrentNode>> LoadCurrentPlan(const std::string& file) {
   return ParseCurrentPlan(text.str(), file);
 }
 
+StatusOr<FleetPlan> PrepareMixedRebalance(const std::vector<ModelDemand>& models,
+                                          const std::vector<NodeType>& types, double headroom,
+                                          const std::string& file,
+                                          const std::vector<CurrentNode>& current) {
+  const auto holders = HoldersByName(current);
+  FleetPlan best;
+  int best_matching = -1;
+  for (double share : kReplicaShares) {
+    ASSIGN_OR_RETURN(FleetPlan plan, PrepareMixedFleetPlan(models, types, headroom, file, share));
+    int matching = 0;
+    for (const PackItem& it : plan.items) {
+      if (it.replica != 0) continue;
+      auto h = holders.find(plan.models[it.model].name);
+      matching += h != holders.end() && static_cast<int>(h->second.size()) == it.replicas;
+    }
+    if (matching > best_matching) {
+      best_matching = matching;
+      best = std::move(plan);
+    }
+  }
+  return best;
+}
+
 MoveCount CountMoves(const FleetPlan& plan, const std::vector<std::string>& names,
                      const std::vector<CurrentNode>& current) {
   std::unordered_map<std::string, std::set<std::string>> held;  // model -> running node names

@@ -55,6 +55,15 @@ struct RebalanceOptions {
 Status Rebalance(const std::vector<CurrentNode>& current, const std::string& current_file,
                  const RebalanceOptions& options, FleetPlan* plan);
 
+// The replicas and bounds of a mixed plan to rebalance `current` with
+// (PrepareMixedFleetPlan), split the way the running plan was: of
+// kReplicaShares, the split that gives the most models as many replicas as
+// nodes hold them in `current`.
+StatusOr<FleetPlan> PrepareMixedRebalance(const std::vector<ModelDemand>& models,
+                                          const std::vector<NodeType>& types, double headroom,
+                                          const std::string& file,
+                                          const std::vector<CurrentNode>& current);
+
 // What `packing` (names `names`) moves against `current`: the models with a
 // replica on a node that did not hold them. Models new to the list do not count.
 MoveCount CountMoves(const FleetPlan& plan, const std::vector<std::string>& names,

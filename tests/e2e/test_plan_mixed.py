@@ -11,7 +11,6 @@
 
 import json
 import os
-import random
 import subprocess
 import sys
 import threading
@@ -23,61 +22,13 @@ from inferd_e2e import Server, post
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 import plan_models  # noqa: E402
 
-GI = 2**30
-TYPES = [("a", 16, 32 * GI, 0.68), ("b", 8, 64 * GI, 0.50), ("c", 4, 128 * GI, 0.80)]
-TYPE_FLAGS = [f for name, cores, mem, price in TYPES
-              for f in ("--node-type", f"{name}:{cores}:{mem // GI}Gi:{price}")]
-HEADROOM = 0.2
+from plan_mixed_sim import (TYPE_FLAGS, check_mixed_plan, lp_bound, moved_models,  # noqa: E402
+                            shift_load, write_models)
 
 
 def run_plan(inferd_bin, *args, timeout=300):
     return subprocess.run([inferd_bin, "plan", *args], capture_output=True, text=True,
                           timeout=timeout)
-
-
-def lp_bound(models):
-    """min sum price*n over fractional mixes covering total cores and memory."""
-    cores = sum(rps * ms / 1000 for _, rps, ms, _ in models)
-    mem = sum(m for *_, m in models)
-    caps = [(c * (1 - HEADROOM), m * (1 - HEADROOM), p) for _, c, m, p in TYPES]
-    best = min(p * max(cores / c, mem / m) for c, m, p in caps)
-    for i in range(len(caps)):
-        for j in range(i + 1, len(caps)):
-            (c1, m1, p1), (c2, m2, p2) = caps[i], caps[j]
-            det = c1 * m2 - c2 * m1
-            x, y = (cores * m2 - c2 * mem) / det, (c1 * mem - cores * m1) / det
-            if x >= 0 and y >= 0:
-                best = min(best, p1 * x + p2 * y)
-    return best
-
-
-def check_mixed_plan(result, models):
-    """Every model's rps placed once in full, each node within its type, the cost right."""
-    types = {name: (c * (1 - HEADROOM), int(m * (1 - HEADROOM)), p) for name, c, m, p in TYPES}
-    rps = {name: 0.0 for name, *_ in models}
-    memory = {name: m for name, _, _, m in models}
-    cost = 0.0
-    for node in result["nodes"]:
-        cap_cores, cap_mem, price = types[node["type"]]
-        cost += price
-        names = [m["name"] for m in node["models"]]
-        assert len(names) == len(set(names)), f"{node['name']}: two replicas of one model"
-        assert sum(m["cores"] for m in node["models"]) <= cap_cores * (1 + 1e-9), node["name"]
-        assert sum(m["memory_bytes"] for m in node["models"]) <= cap_mem, node["name"]
-        for m in node["models"]:
-            assert m["memory_bytes"] == memory[m["name"]]
-            rps[m["name"]] += m["rps"]
-    for name, want, _, _ in models:
-        assert abs(rps[name] - want) <= 1e-6 * max(1.0, want), name
-    assert abs(cost - result["cost_per_hour"]) < 1e-6
-    return cost
-
-
-def write_models(models, path):
-    with open(path, "w") as f:
-        plan_models.write_yaml(models, f)
-    # What the binary reads: the file's rounding.
-    return [(n, float(f"{r:.3f}"), float(f"{c:.3f}"), m) for n, r, c, m in models]
 
 
 def test_three_thousand_mixed_models_within_ten_percent_of_the_cost_bound(inferd_bin, tmp_path):
@@ -104,23 +55,14 @@ def test_a_rebalance_after_a_load_shift_moves_few_models(inferd_bin, tmp_path):
     assert r.returncode == 0, r.stderr
     (tmp_path / "running.json").write_text(r.stdout)
     running = json.loads(r.stdout)
-    rng = random.Random(3)
-    shifted = [(n, rps * rng.uniform(0.8, 1.2), ms, m) for n, rps, ms, m in base]
-    shifted = write_models(shifted, tmp_path / "shifted.yaml")
+    shifted = write_models(shift_load(base, 3), tmp_path / "shifted.yaml")
     r = run_plan(inferd_bin, "--models", str(tmp_path / "shifted.yaml"), *TYPE_FLAGS, "--json",
                  "--current", str(tmp_path / "running.json"))
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     cost = check_mixed_plan(result, shifted)
     assert cost <= 1.10 * lp_bound(shifted), (cost, lp_bound(shifted))
-    before, after = {}, {}
-    for node in running["nodes"]:
-        for m in node["models"]:
-            before.setdefault(m["name"], set()).add(node["name"])
-    for node in result["nodes"]:
-        for m in node["models"]:
-            after.setdefault(m["name"], set()).add(node["name"])
-    moved = sum(1 for name, nodes in after.items() if not nodes <= before[name])
+    moved = moved_models(running, result)
     rb = result["rebalance"]
     assert rb["moved_models"] == moved
     assert moved <= 0.10 * len(base), moved

@@ -111,8 +111,8 @@ TEST(CheckPackingWithTypesTest, ChecksEachNodeAgainstItsType) {
 }
 
 TEST(MixedFleetPlanTest, SplitsForTheLargestTypeThatHoldsTheModel) {
-  // 30 cores on types of 10 and 2 cores: 3 replicas of 10 cores (not 15 of 2);
-  // a 150 GiB model fits no type.
+  // 30 cores on types of 10 and 2 cores: 3 replicas of 10 cores (not 15 of 2,
+  // nor 6 of 5, which could not share nodes); a 150 GiB model fits no type.
   std::vector<ModelDemand> models(1);
   models[0] = {"hot", 3000, 10, kGi, 3};
   auto plan = MakeMixedFleetPlan(models, kTwo, 0, "m.yaml");
@@ -120,9 +120,28 @@ TEST(MixedFleetPlanTest, SplitsForTheLargestTypeThatHoldsTheModel) {
   EXPECT_EQ(plan->items.size(), 3u);
   EXPECT_EQ(plan->packing.nodes.size(), 3u);
   EXPECT_DOUBLE_EQ(plan->cost_per_hour, 3);
+  EXPECT_EQ(plan->replica_share, 1.0);
   models[0] = {"huge", 1, 10, 150 * kGi, 4};
   auto bad = MakeMixedFleetPlan(models, kTwo, 0, "m.yaml");
   EXPECT_THAT(bad.status().message(), HasSubstr("m.yaml:4: model 'huge': fits on no node type"));
+}
+
+TEST(MixedFleetPlanTest, SplitsFinerWhenManyHotModelsCanPairUp) {
+  // 20 models of 7 cores on a 10-core type at 1.0/h and a 5-core type at
+  // 0.4/h (no headroom). Unsplit, each needs a 10-core node alone: 20.0/h.
+  // Split in halves of 3.5 cores, a 5-core node holds one half (0.4/h each)
+  // and a 10-core node two halves of different models: 40 halves at 0.4 =
+  // 16.0/h, or 20 at 1.0/h.
+  const std::vector<NodeType> types = {{"big", 10, 100 * kGi, 1.0}, {"small", 5, 100 * kGi, 0.4}};
+  std::vector<ModelDemand> models;
+  for (int i = 0; i < 20; ++i) models.push_back({"m" + std::to_string(i), 700, 10, kGi, i + 2});
+  auto plan = MakeMixedFleetPlan(models, types, 0, "m.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->replica_share, 0.5);
+  EXPECT_EQ(plan->items.size(), 40u);
+  EXPECT_NEAR(plan->cost_per_hour, 16.0, 1e-9);
+  // The bound counts the fewest copies: 140 cores at 0.08/core = 11.2.
+  EXPECT_NEAR(plan->cost_bound.cost, 11.2, 1e-9);
 }
 
 }  // namespace
