@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     return inferd::profile::RunProfiledPlan(profile, plan, **backend, std::cout);
   }
   if (*p && plan.models_file.empty() && plan.from_metrics.empty()) {
-    std::cerr << "inferd plan: give --models FILE, --profile-store DIR or --from-metrics URL\n";
+    std::cerr << "inferd plan: give --models FILE or --profile-store DIR, or --from-metrics URL\n";
     return 2;
   }
   if (*p && !profile.save_models.empty() && profile.store_dir.empty() && plan.from_metrics.empty()) {
