@@ -75,7 +75,8 @@ StatusOr<FleetPlan> PrepareMixedFleetPlan(std::vector<ModelDemand> models,
 Status FinishFleetPlan(FleetPlan* plan) {
   RETURN_IF_ERROR(CheckPacking(plan->packing, plan->items, plan->Shapes()));
   plan->cost_per_hour = plan->mixed() ? PackingCost(plan->packing, plan->types) : 0;
-  plan->packing.strong_lower_bound = std::max(plan->packing.strong_lower_bound, plan->lower_bound.nodes);
+  plan->packing.strong_lower_bound =
+      std::max(plan->packing.strong_lower_bound, plan->lower_bound.nodes);
   return Status::Ok();
 }
 
@@ -86,7 +87,8 @@ StatusOr<FleetPlan> MakeMixedFleetPlan(std::vector<ModelDemand> models,
   FleetPlan plan;
   double cost = 0;
   for (double share : kReplicaShares) {
-    ASSIGN_OR_RETURN(FleetPlan candidate, PrepareMixedFleetPlan(models, types, headroom, file, share));
+    ASSIGN_OR_RETURN(FleetPlan candidate,
+                     PrepareMixedFleetPlan(models, types, headroom, file, share));
     MixedPacking mixed = PackMixed(candidate.items, types, headroom, options);
     if (!plan.items.empty() && mixed.cost >= cost - 1e-9) continue;  // ties: fewer copies
     cost = mixed.cost;

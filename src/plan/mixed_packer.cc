@@ -97,9 +97,10 @@ MixedPacking PackMixed(const std::vector<PackItem>& items, const std::vector<Nod
     });
     if (!holds_all) continue;
     std::vector<int> counts(types.size(), 0);
-    counts[t] = static_cast<int>(std::ceil(
-        std::max(bound.core_total / alone.caps[t].cores,
-                 bound.memory_total / static_cast<double>(alone.caps[t].memory)) - 1e-9));
+    counts[t] = static_cast<int>(
+        std::ceil(std::max(bound.core_total / alone.caps[t].cores,
+                           bound.memory_total / static_cast<double>(alone.caps[t].memory)) -
+                  1e-9));
     Candidate c;
     c.name = types[t].name + " alone";
     c.method = "in-step fill";
@@ -120,8 +121,7 @@ MixedPacking PackMixed(const std::vector<PackItem>& items, const std::vector<Nod
         internal::EliminateBins(sizes, mixed.caps, elimination, &c.bins);
     attempts += st.attempts;
     c.cost = CostOf(c.bins, mixed);
-    if (c.single_type &&
-        (result.best_single_type < 0 || c.cost < result.best_single_type_cost)) {
+    if (c.single_type && (result.best_single_type < 0 || c.cost < result.best_single_type_cost)) {
       result.best_single_type = c.bins.empty() ? -1 : c.bins[0].type;
       result.best_single_type_cost = c.cost;
     }
@@ -136,8 +136,8 @@ MixedPacking PackMixed(const std::vector<PackItem>& items, const std::vector<Nod
   result.candidate = winner.name;
   result.cost = winner.cost;
   result.packing = ToPacking(std::move(winner.bins), items);
-  result.packing.method = winner.name + " (" + winner.method +
-                          "), then bin elimination by price and re-typing";
+  result.packing.method =
+      winner.name + " (" + winner.method + "), then bin elimination by price and re-typing";
   result.packing.elimination_attempts = attempts;
   return result;
 }

@@ -69,8 +69,9 @@ StatusOr<FleetPlan> MakePlan(std::vector<ModelDemand> models, const std::string&
   shape.headroom = options.headroom;
   if (types.empty()) {
     if (!(options.node_cores > 0) || options.node_memory.empty()) {
-      return InvalidArgument("give --node-cores and --node-memory, or --node-type "
-                             "NAME:CORES:MEMORY:PRICE (repeatable)");
+      return InvalidArgument(
+          "give --node-cores and --node-memory, or --node-type "
+          "NAME:CORES:MEMORY:PRICE (repeatable)");
     }
     shape.cores = options.node_cores;
     auto memory = ParseByteSize(options.node_memory);

@@ -31,14 +31,15 @@ struct PlanCommandOptions {
   double node_price = 0;  // --node-price: the --node-cores/--node-memory shape beside --node-type
   double headroom = 0.2;  // --headroom: share of each node left free
   bool json = false;      // --json
-  std::string emit_k8s_dir;   // --emit-k8s: "" = write nothing
-  std::string current_plan;   // --current: the --json of the running plan; "" = from scratch
-  double rebalance_target = 1.05;  // --rebalance-target: eliminate nodes while over this x the bound
+  std::string emit_k8s_dir;  // --emit-k8s: "" = write nothing
+  std::string current_plan;  // --current: the --json of the running plan; "" = from scratch
+  double rebalance_target =
+      1.05;  // --rebalance-target: eliminate nodes while over this x the bound
   std::vector<std::string> from_metrics;  // --from-metrics: /metrics URLs of running servers
   double metrics_window_s = 30;           // --metrics-window
   std::string save_models;                // --save-models: the measured models file
   MetricsFetcher fetch_metrics;           // an HTTP GET (main.cc passes bench's)
-  K8sOptions k8s;  // the objects' image, ports, drain timeout, ...
+  K8sOptions k8s;                         // the objects' image, ports, drain timeout, ...
 };
 
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out,

@@ -23,9 +23,9 @@ void WriteMixedSummary(const FleetPlan& plan, std::ostream& out) {
   out << "node types (usable at headroom " << Fixed(plan.shape.headroom, 2) << "):";
   for (const NodeType& t : plan.types) {
     const NodeShape s = t.Shape(plan.shape.headroom);
-    out << " " << t.name << " " << Fixed(t.cores, 2) << " cores " << FormatBytesShort(t.memory_bytes)
-        << " at " << Fixed(t.price, 4) << "/h (" << Fixed(s.usable_cores(), 2) << ", "
-        << FormatBytesShort(s.usable_memory()) << ");";
+    out << " " << t.name << " " << Fixed(t.cores, 2) << " cores "
+        << FormatBytesShort(t.memory_bytes) << " at " << Fixed(t.price, 4) << "/h ("
+        << Fixed(s.usable_cores(), 2) << ", " << FormatBytesShort(s.usable_memory()) << ");";
   }
   out << "\n";
   const double bound = plan.cost_bound.cost;
@@ -42,8 +42,8 @@ void WriteMixedSummary(const FleetPlan& plan, std::ostream& out) {
   for (size_t t = 0; t < plan.types.size(); ++t) {
     int count = 0;
     for (const NodeLoad& node : p.nodes) count += node.type == static_cast<int>(t);
-    out << " " << count << " x " << plan.types[t].name << " (" << Fixed(count * plan.types[t].price, 2)
-        << "/h);";
+    out << " " << count << " x " << plan.types[t].name << " ("
+        << Fixed(count * plan.types[t].price, 2) << "/h);";
   }
   out << " " << p.nodes.size() << " nodes (no plan has fewer than " << plan.lower_bound.nodes
       << ")\n";

@@ -79,11 +79,10 @@ std::vector<int> Shed(std::vector<int>* items, const Capacity& cap,
       const bool ends = cores - s.cores <= cap.cores * (1 + internal::kCoreTolerance) &&
                         memory - s.memory <= cap.memory;
       // Ending: smaller is better; not ending: more freed per byte is better.
-      const double key =
-          ends ? -(s.cores / cap.cores + static_cast<double>(s.memory) / cap_memory)
-               : ((over_cores ? s.cores / cap.cores : 0) +
-                  (over_memory ? static_cast<double>(s.memory) / cap_memory : 0)) /
-                     std::max(static_cast<double>(s.memory), 1.0);
+      const double key = ends ? -(s.cores / cap.cores + static_cast<double>(s.memory) / cap_memory)
+                              : ((over_cores ? s.cores / cap.cores : 0) +
+                                 (over_memory ? static_cast<double>(s.memory) / cap_memory : 0)) /
+                                    std::max(static_cast<double>(s.memory), 1.0);
       if (k == 0 || (ends && !best_ends) || (ends == best_ends && key > best_key)) {
         best = k;
         best_ends = ends;
@@ -312,7 +311,8 @@ Status Rebalance(const std::vector<CurrentNode>& current, const std::string& cur
   }
 
   // 3. The pool, largest first, into the fullest running node it fits.
-  std::stable_sort(pool.begin(), pool.end(), [&](int x, int y) { return sizes[x].sum() > sizes[y].sum(); });
+  std::stable_sort(pool.begin(), pool.end(),
+                   [&](int x, int y) { return sizes[x].sum() > sizes[y].sum(); });
   std::vector<int> left;
   for (int i : pool) {
     int best = -1;
@@ -320,9 +320,9 @@ Status Rebalance(const std::vector<CurrentNode>& current, const std::string& cur
     for (size_t b = 0; b < bins.size(); ++b) {
       const Capacity& cap = types.caps[bins[b].type];
       if (!Fits(cap, bins[b], sizes[i]) || HoldsGroup(bins[b], sizes[i], sizes)) continue;
-      const double fill = (bins[b].cores + sizes[i].cores) / cap.cores +
-                          static_cast<double>(bins[b].memory + sizes[i].memory) /
-                              static_cast<double>(cap.memory);
+      const double fill =
+          (bins[b].cores + sizes[i].cores) / cap.cores +
+          static_cast<double>(bins[b].memory + sizes[i].memory) / static_cast<double>(cap.memory);
       if (fill > best_fill) {
         best_fill = fill;
         best = static_cast<int>(b);

@@ -47,7 +47,8 @@ StatusOr<std::vector<PackItem>> SplitIntoReplicas(const std::vector<ModelDemand>
     // Replicas are sized for the most cores of any shape that holds the model's memory.
     double usable_cores = 0;
     for (const NodeShape& s : shapes) {
-      if (m.memory_bytes <= s.usable_memory()) usable_cores = std::max(usable_cores, s.usable_cores());
+      if (m.memory_bytes <= s.usable_memory())
+        usable_cores = std::max(usable_cores, s.usable_cores());
     }
     if (usable_cores <= 0 && shapes.size() == 1) {
       const NodeShape& shape = shapes[0];

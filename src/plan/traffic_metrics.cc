@@ -110,8 +110,8 @@ StatusOr<std::vector<MeasuredModel>> MeasureFromScrapes(const std::vector<Server
                                                         const std::string& base_file) {
   if (!(window_s > 0)) return InvalidArgument("--metrics-window must be > 0 seconds");
   std::map<std::string, std::vector<ServerShare>> shares;  // model -> per server
-  std::map<std::string, int64_t> single_model_memory;       // from one-model servers
-  std::map<std::string, double> cpu_share_of_server;        // for the comment: the largest share
+  std::map<std::string, int64_t> single_model_memory;      // from one-model servers
+  std::map<std::string, double> cpu_share_of_server;       // for the comment: the largest share
   for (size_t s = 0; s < after.size(); ++s) {
     const ServerScrape& a = after[s];
     const ServerScrape& b = before[s];
@@ -134,7 +134,8 @@ StatusOr<std::vector<MeasuredModel>> MeasureFromScrapes(const std::vector<Server
       const double batches = Get(a.batches, model) - Get(b.batches, model);
       const double mean_batch = batches > 0 && items > 0 ? items / batches : 1.0;
       const double w =
-          std::max(0.0, (Get(a.compute_seconds, model) - Get(b.compute_seconds, model)) / mean_batch) +
+          std::max(0.0,
+                   (Get(a.compute_seconds, model) - Get(b.compute_seconds, model)) / mean_batch) +
           std::max(0.0, Get(a.preprocess_seconds, model) - Get(b.preprocess_seconds, model));
       requests[model] = r;
       work[model] = w;
@@ -144,8 +145,8 @@ StatusOr<std::vector<MeasuredModel>> MeasureFromScrapes(const std::vector<Server
     for (const auto& [model, r] : requests) {
       ServerShare share;
       share.requests = r;
-      const double part = total_work > 0 ? work[model] / total_work
-                                         : (total_requests > 0 ? r / total_requests : 0);
+      const double part =
+          total_work > 0 ? work[model] / total_work : (total_requests > 0 ? r / total_requests : 0);
       share.cpu_seconds = cpu * part;
       shares[model].push_back(share);
       cpu_share_of_server[model] = std::max(cpu_share_of_server[model], part);
@@ -196,10 +197,12 @@ StatusOr<std::vector<MeasuredModel>> MeasureFromScrapes(const std::vector<Server
     }
     mm.demand.rps = requests / window_s;
     mm.demand.core_ms = requests > 0 ? cpu / requests * 1000.0 : (file ? file->core_ms : 0);
-    mm.how = std::to_string(s->second.size()) + (s->second.size() == 1 ? " server, " : " servers, ") +
-             Fixed(requests, 0) + " requests in " + Fixed(window_s, 1) + " s, up to " +
+    mm.how = std::to_string(s->second.size()) +
+             (s->second.size() == 1 ? " server, " : " servers, ") + Fixed(requests, 0) +
+             " requests in " + Fixed(window_s, 1) + " s, up to " +
              Fixed(100 * cpu_share_of_server[model], 1) + "% of a server's CPU";
-    if (requests == 0) mm.how += file ? " (no requests: core_ms from " + base_file + ")" : " (no requests)";
+    if (requests == 0)
+      mm.how += file ? " (no requests: core_ms from " + base_file + ")" : " (no requests)";
     if (file) {
       mm.demand.memory_bytes = file->memory_bytes;
       mm.how += "; memory from " + base_file;
@@ -253,8 +256,8 @@ StatusOr<std::vector<MeasuredModel>> MeasureTraffic(const std::vector<std::strin
 
 std::string FormatMeasuredModels(const std::vector<MeasuredModel>& models,
                                  const std::vector<std::string>& urls, double window_s) {
-  std::string out = "# Measured by `inferd plan --from-metrics` over " + Fixed(window_s, 1) +
-                    " s from:";
+  std::string out =
+      "# Measured by `inferd plan --from-metrics` over " + Fixed(window_s, 1) + " s from:";
   for (const std::string& u : urls) out += " " + u;
   out +=
       "\n# rps: requests in the window / its length; core_ms: each server's process CPU shared "

@@ -119,8 +119,8 @@ EliminationStats EliminateBins(const std::vector<ItemSize>& sizes, const Capacit
 }
 
 EliminationStats EliminateBins(const std::vector<ItemSize>& sizes,
-                               const std::vector<Capacity>& caps,
-                               const EliminationOptions& options, std::vector<Bin>* bins) {
+                               const std::vector<Capacity>& caps, const EliminationOptions& options,
+                               std::vector<Bin>* bins) {
   // What keeping a bin wastes: its price times its unfilled share (with no
   // prices, its unfilled share alone: the least filled first).
   auto waste = [&](const Bin& b) {

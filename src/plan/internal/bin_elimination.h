@@ -49,7 +49,7 @@ EliminationStats EliminateBins(const std::vector<ItemSize>& sizes, const Capacit
 
 // The same over nodes of several types: bin b holds caps[b.type].
 EliminationStats EliminateBins(const std::vector<ItemSize>& sizes,
-                               const std::vector<Capacity>& caps,
-                               const EliminationOptions& options, std::vector<Bin>* bins);
+                               const std::vector<Capacity>& caps, const EliminationOptions& options,
+                               std::vector<Bin>* bins);
 
 }  // namespace inferd::plan::internal

@@ -45,7 +45,8 @@ std::vector<ItemSize> MixedSizes(const std::vector<PackItem>& items, const Mixed
     s.cores = it.cores;
     s.memory = it.memory_bytes;
     s.core_share = Share(it.cores, types.ref.cores);
-    s.memory_share = Share(static_cast<double>(it.memory_bytes), static_cast<double>(types.ref.memory));
+    s.memory_share =
+        Share(static_cast<double>(it.memory_bytes), static_cast<double>(types.ref.memory));
     s.group = it.replicas > 1 ? it.model : -1;
     sizes.push_back(s);
   }
@@ -58,8 +59,8 @@ int CheapestTypeForItem(const MixedNodeTypes& types, const ItemSize& s) {
   for (size_t t = 0; t < types.caps.size(); ++t) {
     const Capacity& cap = types.caps[t];
     if (!Fits(cap, 0, 0, s)) continue;
-    const double share =
-        std::max(s.cores / cap.cores, static_cast<double>(s.memory) / static_cast<double>(cap.memory));
+    const double share = std::max(s.cores / cap.cores,
+                                  static_cast<double>(s.memory) / static_cast<double>(cap.memory));
     const double cost = types.prices[t] * share;
     if (best < 0 || cost < best_cost) {
       best = static_cast<int>(t);
@@ -92,7 +93,8 @@ std::vector<Bin> FillMixedNodes(const std::vector<ItemSize>& sizes, const MixedN
       const double free_cores = (cap.cores - bins[b].cores) / ref_cores;
       const double free_memory = static_cast<double>(cap.memory - bins[b].memory) / ref_memory;
       const double room = std::sqrt(free_cores * free_cores + free_memory * free_memory);
-      const double score = (item_cores * free_cores + item_memory * free_memory) / std::max(room, 1e-300);
+      const double score =
+          (item_cores * free_cores + item_memory * free_memory) / std::max(room, 1e-300);
       if (best < 0 || score > best_score) {
         best = static_cast<int>(b);
         best_score = score;

@@ -239,11 +239,10 @@ StatusOr<PodResources> ResourcesFor(const FleetPlan& plan, size_t node, const K8
   }
   r.memory = load.memory_bytes + o.memory_overhead_bytes;
   if (r.memory > shape.memory_bytes) {
-    return InvalidArgument(plan.NodeName(node) + ": its models' " +
-                           FormatBytesShort(load.memory_bytes) + " and the process's " +
-                           FormatBytesShort(o.memory_overhead_bytes) + " exceed the node's " +
-                           FormatBytesShort(shape.memory_bytes) +
-                           ": raise --headroom or lower the memory overhead");
+    return InvalidArgument(
+        plan.NodeName(node) + ": its models' " + FormatBytesShort(load.memory_bytes) +
+        " and the process's " + FormatBytesShort(o.memory_overhead_bytes) + " exceed the node's " +
+        FormatBytesShort(shape.memory_bytes) + ": raise --headroom or lower the memory overhead");
   }
   return r;
 }

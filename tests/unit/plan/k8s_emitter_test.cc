@@ -276,9 +276,10 @@ TEST(YamlTextTest, QuotesWhatWouldReadAsANumberOrBoolean) {
 
 TEST_F(K8sEmitterTest, AMixedPlansPodsSelectTheirNodeTypeAndFitIt) {
   const std::vector<NodeType> types = {{"cpu", 16, 16LL << 30, 0.7}, {"mem", 4, 64LL << 30, 0.5}};
-  auto plan = MakeMixedFleetPlan({Model("hot", 1000, 10, 1LL << 30), Model("big", 1, 50, 40LL << 30),
-                                  Model("digits_cnn", 50, 2, 10 << 20)},
-                                 types, 0.2, "f.yaml");
+  auto plan =
+      MakeMixedFleetPlan({Model("hot", 1000, 10, 1LL << 30), Model("big", 1, 50, 40LL << 30),
+                          Model("digits_cnn", 50, 2, 10 << 20)},
+                         types, 0.2, "f.yaml");
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   ASSERT_TRUE(EmitKubernetes(*plan, K8sOptions{}, dir_.string()).ok());
   auto docs = LoadAll();

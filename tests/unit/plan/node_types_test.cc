@@ -110,10 +110,10 @@ TEST(CostBoundTest, NoFractionalMixIsCheaperThanTheBound) {
 
 TEST(CheapestTypeForTest, CheapestThatHoldsIt) {
   const std::vector<NodeType> types = IssueTypes();
-  EXPECT_EQ(CheapestTypeFor(types, 0.2, 1, kGi), 1);         // b: 0.50
-  EXPECT_EQ(CheapestTypeFor(types, 0.2, 7, kGi), 0);         // over b's 6.4 usable cores: a
-  EXPECT_EQ(CheapestTypeFor(types, 0.2, 1, 60 * kGi), 2);    // over b's 51.2 GiB: c
-  EXPECT_EQ(CheapestTypeFor(types, 0.2, 13, kGi), -1);       // over every type's cores
+  EXPECT_EQ(CheapestTypeFor(types, 0.2, 1, kGi), 1);       // b: 0.50
+  EXPECT_EQ(CheapestTypeFor(types, 0.2, 7, kGi), 0);       // over b's 6.4 usable cores: a
+  EXPECT_EQ(CheapestTypeFor(types, 0.2, 1, 60 * kGi), 2);  // over b's 51.2 GiB: c
+  EXPECT_EQ(CheapestTypeFor(types, 0.2, 13, kGi), -1);     // over every type's cores
 }
 
 }  // namespace

@@ -13,26 +13,27 @@ using ::testing::HasSubstr;
 std::string Scrape(double cpu, double a_requests, double b_requests, double a_compute,
                    double b_compute, double a_batches, double b_batches, int loaded = 2) {
   char buf[2048];
-  std::snprintf(buf, sizeof buf,
-                "# TYPE process_cpu_seconds_total counter\n"
-                "process_cpu_seconds_total %g\n"
-                "inferd_models_loaded %d\n"
-                "inferd_model_resident_bytes 300000000\n"
-                "inferd_requests_total{code=\"OK\",model=\"a\",protocol=\"http\",version=\"1\"} %g\n"
-                "inferd_requests_total{code=\"OK\",model=\"b\",protocol=\"http\"} %g\n"
-                "inferd_requests_total{code=\"NOT_FOUND\",model=\"nope\",protocol=\"http\"} 3\n"
-                "inferd_compute_duration_seconds_sum{model=\"a\"} %g\n"
-                "inferd_compute_duration_seconds_count{model=\"a\"} %g\n"
-                "inferd_compute_duration_seconds_sum{model=\"b\"} %g\n"
-                "inferd_compute_duration_seconds_count{model=\"b\"} %g\n"
-                "inferd_batch_size_sum{model=\"a\",version=\"1\"} %g\n"
-                "inferd_batch_size_count{model=\"a\",version=\"1\"} %g\n"
-                "inferd_batch_size_sum{model=\"b\",version=\"1\"} %g\n"
-                "inferd_batch_size_count{model=\"b\",version=\"1\"} %g\n"
-                "inferd_queue_depth{model=\"a\",version=\"1\"} 0\n"
-                "inferd_queue_depth{model=\"b\",version=\"1\"} 0\n",
-                cpu, loaded, a_requests, b_requests, a_compute, a_requests, b_compute, b_requests,
-                a_requests, a_batches, b_requests, b_batches);
+  std::snprintf(
+      buf, sizeof buf,
+      "# TYPE process_cpu_seconds_total counter\n"
+      "process_cpu_seconds_total %g\n"
+      "inferd_models_loaded %d\n"
+      "inferd_model_resident_bytes 300000000\n"
+      "inferd_requests_total{code=\"OK\",model=\"a\",protocol=\"http\",version=\"1\"} %g\n"
+      "inferd_requests_total{code=\"OK\",model=\"b\",protocol=\"http\"} %g\n"
+      "inferd_requests_total{code=\"NOT_FOUND\",model=\"nope\",protocol=\"http\"} 3\n"
+      "inferd_compute_duration_seconds_sum{model=\"a\"} %g\n"
+      "inferd_compute_duration_seconds_count{model=\"a\"} %g\n"
+      "inferd_compute_duration_seconds_sum{model=\"b\"} %g\n"
+      "inferd_compute_duration_seconds_count{model=\"b\"} %g\n"
+      "inferd_batch_size_sum{model=\"a\",version=\"1\"} %g\n"
+      "inferd_batch_size_count{model=\"a\",version=\"1\"} %g\n"
+      "inferd_batch_size_sum{model=\"b\",version=\"1\"} %g\n"
+      "inferd_batch_size_count{model=\"b\",version=\"1\"} %g\n"
+      "inferd_queue_depth{model=\"a\",version=\"1\"} 0\n"
+      "inferd_queue_depth{model=\"b\",version=\"1\"} 0\n",
+      cpu, loaded, a_requests, b_requests, a_compute, a_requests, b_compute, b_requests, a_requests,
+      a_batches, b_requests, b_batches);
   return buf;
 }
 
@@ -99,10 +100,10 @@ TEST(MeasureFromScrapesTest, OneModelServerGivesItsMemoryAndFileModelsStay) {
   EXPECT_EQ((*m)[0].demand.name, "cold");
   EXPECT_DOUBLE_EQ((*m)[0].demand.rps, 0.5);
   EXPECT_EQ((*m)[1].demand.name, "b");
-  EXPECT_DOUBLE_EQ((*m)[1].demand.rps, 0);       // measured: no requests
-  EXPECT_DOUBLE_EQ((*m)[1].demand.core_ms, 7);   // so the file's
+  EXPECT_DOUBLE_EQ((*m)[1].demand.rps, 0);      // measured: no requests
+  EXPECT_DOUBLE_EQ((*m)[1].demand.core_ms, 7);  // so the file's
   EXPECT_EQ((*m)[2].demand.name, "a");
-  EXPECT_EQ((*m)[2].demand.memory_bytes, 300000000);  // its server's one model
+  EXPECT_EQ((*m)[2].demand.memory_bytes, 300000000);           // its server's one model
   EXPECT_NEAR((*m)[2].demand.core_ms, 2.0 / 40 * 1000, 1e-9);  // all 2 s of CPU
   EXPECT_DOUBLE_EQ((*m)[2].demand.rps, 10);
 }
