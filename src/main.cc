@@ -8,6 +8,7 @@
 #include "app/serve_command.h"
 #include "bench/bench_flags.h"
 #include "bench/bench_runner.h"
+#include "bench/server_metrics.h"
 #include "memory/allocator.h"
 #include "backend/torch/torch_backend.h"
 #include "plan/plan_command.h"
@@ -89,8 +90,8 @@ int main(int argc, char** argv) {
       ->needs(store_flag);
   p->add_option("--default-rps", profile.default_rps, "req/s of the models --rps leaves out")
       ->needs(store_flag);
-  p->add_option("--save-models", profile.save_models, "write the measured models file here")
-      ->needs(store_flag);
+  p->add_option("--save-models", profile.save_models,
+                "write the measured models file here (--profile-store, --from-metrics)");
   p->add_option("--profile-runs", profile.profile.runs, "measured forwards per model (median)")
       ->needs(store_flag)
       ->capture_default_str();
@@ -104,8 +105,23 @@ int main(int argc, char** argv) {
                 "length of -1 dims when profiling (0: a text model's max_length, else 1)")
       ->needs(store_flag)
       ->capture_default_str();
-  p->add_option("--node-cores", plan.node_cores, "cores of one node")->required();
-  p->add_option("--node-memory", plan.node_memory, "memory of one node, e.g. 64Gi")->required();
+  p->add_option("--node-cores", plan.node_cores, "cores of one node");
+  p->add_option("--node-memory", plan.node_memory, "memory of one node, e.g. 64Gi");
+  p->add_option("--node-type", plan.node_types,
+                "NAME:CORES:MEMORY:PRICE, repeatable: the cheapest mix of these types");
+  p->add_option("--node-price", plan.node_price, "per hour, for --node-cores/--node-memory beside --node-type");
+  p->add_option("--current", plan.current_plan, "the --json of the running plan: rebalance it");
+  p->add_option("--rebalance-target", plan.rebalance_target,
+                "with --current: remove nodes while over this x the lower bound")
+      ->capture_default_str();
+  auto* metrics_flag =
+      p->add_option("--from-metrics", plan.from_metrics,
+                    "/metrics URLs of running inferd servers: rps and core_ms from their traffic")
+          ->delimiter(',')
+          ->excludes(store_flag);
+  p->add_option("--metrics-window", plan.metrics_window_s, "seconds between the two scrapes")
+      ->needs(metrics_flag)
+      ->capture_default_str();
   p->add_option("--headroom", plan.headroom, "share of each node left free")->capture_default_str();
   p->add_flag("--json", plan.json, "JSON instead of text");
   p->add_option("--emit-k8s", plan.emit_k8s_dir, "write Deployments, Services, routes, KServe to DIR");
@@ -136,10 +152,16 @@ int main(int argc, char** argv) {
     if (!backend.ok()) return std::cerr << backend.status().message() << "\n", 1;
     return inferd::profile::RunProfiledPlan(profile, plan, **backend, std::cout);
   }
-  if (*p && plan.models_file.empty()) {
-    std::cerr << "inferd plan: give --models FILE or --profile-store DIR\n";
+  if (*p && plan.models_file.empty() && plan.from_metrics.empty()) {
+    std::cerr << "inferd plan: give --models FILE or --profile-store DIR, or --from-metrics URL\n";
     return 2;
   }
+  if (*p && !profile.save_models.empty() && profile.store_dir.empty() && plan.from_metrics.empty()) {
+    std::cerr << "inferd plan: --save-models needs --profile-store or --from-metrics\n";
+    return 2;
+  }
+  plan.save_models = profile.save_models;
+  plan.fetch_metrics = inferd::bench::FetchMetricsText;
   if (*p) return inferd::plan::RunPlanCommand(plan, std::cout);
   return 2;
 }

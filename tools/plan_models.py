@@ -9,6 +9,11 @@ Scenarios (per model, before headroom; a node in docs/SCALING.md is 16 cores, 64
   balanced   cores and memory bind about equally (the seed 002 comparison)
   cpu        traffic-heavy: cores bind
   memory     many large, mostly idle models: memory binds
+  mixed      issue 31's fleet for a mix of node types: 4% hot core-heavy models,
+             12% big cold ones (GiBs, little traffic), 84% small ones; with
+             `--node-type a:16:32Gi:0.68 --node-type b:8:64Gi:0.50
+             --node-type c:4:128Gi:0.80` the best single type costs about 1.37x
+             the fractional bound (docs/SCALING.md)
 Used by tools/plan_sim.py; prints to stdout.
 """
 import argparse
@@ -43,6 +48,33 @@ def generate(n, scenario, seed):
     return models
 
 
+# The mixed scenario: (share of models, rps median, rps sigma, core_ms median,
+# core_ms sigma, memory median MiB, memory sigma) per kind; memory clipped to
+# [1 MiB, 20 GiB] so every model fits the 32 GiB type at headroom 0.2.
+MIXED_KINDS = [
+    ("hot", 0.04, 250.0, 0.8, 25.0, 0.5, 400.0, 0.5),
+    ("big_cold", 0.12, 0.2, 1.0, 30.0, 0.5, 9 * 1024.0, 0.5),
+    ("small", 0.84, 4.0, 1.0, 10.0, 0.7, 300.0, 0.9),
+]
+
+
+def generate_mixed(n, seed):
+    rng = random.Random(seed)
+    models = []
+    for i in range(n):
+        u = rng.random()
+        for kind, share, rps_m, rps_s, ms_m, ms_s, mem_m, mem_s in MIXED_KINDS:
+            if u < share or kind == MIXED_KINDS[-1][0]:
+                break
+            u -= share
+        rps = rng.lognormvariate(math.log(rps_m), rps_s)
+        core_ms = rng.lognormvariate(math.log(ms_m), ms_s)
+        mem = rng.lognormvariate(math.log(mem_m * 2**20), mem_s)
+        mem = int(min(max(mem, 2**20), 20 * 2**30))
+        models.append((f"m{i + 1:05d}", rps, core_ms, mem))
+    return models
+
+
 def write_yaml(models, out):
     out.write("models:\n")
     for name, rps, core_ms, mem in models:
@@ -52,10 +84,13 @@ def write_yaml(models, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=3000)
-    ap.add_argument("--scenario", choices=sorted(SCENARIOS), default="balanced")
+    ap.add_argument("--scenario", choices=sorted(SCENARIOS) + ["mixed"], default="balanced")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    write_yaml(generate(a.models, a.scenario, a.seed), sys.stdout)
+    if a.scenario == "mixed":
+        write_yaml(generate_mixed(a.models, a.seed), sys.stdout)
+    else:
+        write_yaml(generate(a.models, a.scenario, a.seed), sys.stdout)
 
 
 if __name__ == "__main__":

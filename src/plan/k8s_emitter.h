@@ -3,7 +3,9 @@
 // DIR/nodes/<node>.yaml   per node of the plan: a ConfigMap naming its models,
 //                         a Deployment (one pod; CPU and memory requests =
 //                         limits; probes; preStop; grace period), a Service,
-//                         and a HorizontalPodAutoscaler on inferd_queue_depth
+//                         and a HorizontalPodAutoscaler on inferd_queue_depth;
+//                         in a plan over node types the pod selects its type's
+//                         nodes: nodeSelector inferd.io/node-type: NAME
 // DIR/routes.yaml         a Gateway and one HTTPRoute per model: its
 //                         /v2/models/{m} and /predictions/{m} paths go to the
 //                         Services of the nodes holding it

@@ -18,6 +18,62 @@ std::string Percent(double part, double whole) {
   return whole > 0 ? Fixed(100.0 * part / whole, 1) + "%" : "-";
 }
 
+void WriteMixedSummary(const FleetPlan& plan, std::ostream& out) {
+  const Packing& p = plan.packing;
+  out << "node types (usable at headroom " << Fixed(plan.shape.headroom, 2) << "):";
+  for (const NodeType& t : plan.types) {
+    const NodeShape s = t.Shape(plan.shape.headroom);
+    out << " " << t.name << " " << Fixed(t.cores, 2) << " cores "
+        << FormatBytesShort(t.memory_bytes) << " at " << Fixed(t.price, 4) << "/h ("
+        << Fixed(s.usable_cores(), 2) << ", " << FormatBytesShort(s.usable_memory()) << ");";
+  }
+  out << "\n";
+  const double bound = plan.cost_bound.cost;
+  out << "cost: " << Fixed(plan.cost_per_hour, 2) << "/h; lower bound " << Fixed(bound, 2)
+      << "/h (the fractional mix:";
+  for (size_t t = 0; t < plan.types.size(); ++t) {
+    if (plan.cost_bound.nodes[t] > 0) {
+      out << " " << Fixed(plan.cost_bound.nodes[t], 2) << " x " << plan.types[t].name;
+    }
+  }
+  out << "); plan at " << (bound > 0 ? Fixed(plan.cost_per_hour / bound, 3) : "-")
+      << "x the bound\n";
+  out << "mix:";
+  for (size_t t = 0; t < plan.types.size(); ++t) {
+    int count = 0;
+    for (const NodeLoad& node : p.nodes) count += node.type == static_cast<int>(t);
+    out << " " << count << " x " << plan.types[t].name << " ("
+        << Fixed(count * plan.types[t].price, 2) << "/h);";
+  }
+  out << " " << p.nodes.size() << " nodes (no plan has fewer than " << plan.lower_bound.nodes
+      << ")\n";
+  if (plan.best_single_type >= 0) {
+    out << "the best single type: " << plan.types[plan.best_single_type].name << " alone, "
+        << Fixed(plan.best_single_type_cost, 2) << "/h\n";
+  } else {
+    out << "no single type holds every model\n";
+  }
+  out << "method: " << p.method << "; replicas of at most " << Fixed(plan.replica_share, 2)
+      << " of the largest type that holds the model; packed in " << Fixed(plan.pack_seconds, 3)
+      << " s\n";
+}
+
+void WriteRebalanceSummary(const FleetPlan& plan, std::ostream& out) {
+  const RebalanceSummary& r = plan.rebalance;
+  if (!r.done) return;
+  const size_t models = plan.models.size();
+  out << "rebalanced from " << r.current_file << " (" << r.current_nodes << " nodes, "
+      << r.overloaded_nodes << " past their usable share at this load): kept " << r.kept_nodes
+      << " nodes; moved " << r.moved.models << " of " << models << " models ("
+      << Percent(r.moved.models, static_cast<double>(models)) << ", "
+      << FormatBytesShort(r.moved.memory_bytes) << ")\n";
+  out << "  a plan from scratch: " << r.from_scratch_nodes << " nodes";
+  if (plan.mixed()) out << ", " << Fixed(r.from_scratch_cost, 2) << "/h";
+  out << ", would move " << r.from_scratch.models << " models ("
+      << Percent(r.from_scratch.models, static_cast<double>(models)) << ", "
+      << FormatBytesShort(r.from_scratch.memory_bytes) << ")\n";
+}
+
 }  // namespace
 
 void WritePlanJson(const FleetPlan& plan, std::ostream& out) {
@@ -27,6 +83,7 @@ void WritePlanJson(const FleetPlan& plan, std::ostream& out) {
     const NodeLoad& node = plan.packing.nodes[n];
     w.BeginObject();
     w.Key("name").String(plan.NodeName(n));
+    if (plan.mixed()) w.Key("type").String(plan.types[node.type].name);
     w.Key("cores_used").Double(node.cores);
     w.Key("memory_used_bytes").Int(node.memory_bytes);
     w.Key("models").BeginArray();
@@ -43,6 +100,39 @@ void WritePlanJson(const FleetPlan& plan, std::ostream& out) {
   }
   w.EndArray();
   w.Key("lower_bound_nodes").Int(plan.lower_bound.nodes);
+  if (plan.mixed()) {
+    w.Key("cost_per_hour").Double(plan.cost_per_hour);
+    w.Key("lower_bound_cost_per_hour").Double(plan.cost_bound.cost);
+    w.Key("node_types").BeginArray();
+    for (size_t t = 0; t < plan.types.size(); ++t) {
+      const NodeType& type = plan.types[t];
+      int count = 0;
+      for (const NodeLoad& node : plan.packing.nodes) count += node.type == static_cast<int>(t);
+      w.BeginObject();
+      w.Key("name").String(type.name);
+      w.Key("cores").Double(type.cores);
+      w.Key("memory_bytes").Int(type.memory_bytes);
+      w.Key("price_per_hour").Double(type.price);
+      w.Key("nodes").Int(count);
+      w.Key("lower_bound_nodes").Double(plan.cost_bound.nodes[t]);  // the LP's fractional mix
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (plan.rebalance.done) {
+    const RebalanceSummary& r = plan.rebalance;
+    w.Key("rebalance").BeginObject();
+    w.Key("current_nodes").Int(r.current_nodes);
+    w.Key("kept_nodes").Int(r.kept_nodes);
+    w.Key("overloaded_nodes").Int(r.overloaded_nodes);
+    w.Key("moved_models").Int(r.moved.models);
+    w.Key("moved_memory_bytes").Int(r.moved.memory_bytes);
+    w.Key("from_scratch_moved_models").Int(r.from_scratch.models);
+    w.Key("from_scratch_moved_memory_bytes").Int(r.from_scratch.memory_bytes);
+    w.Key("from_scratch_nodes").Int(r.from_scratch_nodes);
+    if (plan.mixed()) w.Key("from_scratch_cost_per_hour").Double(r.from_scratch_cost);
+    w.EndObject();
+  }
   w.EndObject();
   out << w.str() << "\n";
 }
@@ -59,40 +149,50 @@ void WritePlanText(const FleetPlan& plan, std::ostream& out) {
         << " replicas in all)";
   }
   out << "\n";
-  out << "node: " << Fixed(shape.cores, 2) << " cores, " << FormatBytesShort(shape.memory_bytes)
-      << "; usable at headroom " << Fixed(shape.headroom, 2) << ": "
-      << Fixed(shape.usable_cores(), 2) << " cores, " << FormatBytesShort(shape.usable_memory())
-      << "\n";
-  const int lb = plan.lower_bound.nodes;
-  out << "lower bound: " << lb << " nodes (cores fill " << Fixed(plan.lower_bound.core_nodes, 2)
-      << " nodes, memory " << Fixed(plan.lower_bound.memory_nodes, 2) << "); plan: " << nodes
-      << " nodes, " << (static_cast<int>(nodes) - lb) << " over ("
-      << Percent(static_cast<double>(nodes) - lb, lb) << ")";
-  if (p.optimal) out << "; optimal";
-  out << "\n";
-  if (p.strong_lower_bound > lb) {
-    out << "  (" << p.strong_lower_bound
-        << " replicas each need over half a node: no plan has fewer than " << p.strong_lower_bound
-        << " nodes)\n";
+  if (plan.mixed()) {
+    WriteMixedSummary(plan, out);
+  } else {
+    out << "node: " << Fixed(shape.cores, 2) << " cores, " << FormatBytesShort(shape.memory_bytes)
+        << "; usable at headroom " << Fixed(shape.headroom, 2) << ": "
+        << Fixed(shape.usable_cores(), 2) << " cores, " << FormatBytesShort(shape.usable_memory())
+        << "\n";
+    const int lb = plan.lower_bound.nodes;
+    out << "lower bound: " << lb << " nodes (cores fill " << Fixed(plan.lower_bound.core_nodes, 2)
+        << " nodes, memory " << Fixed(plan.lower_bound.memory_nodes, 2) << "); plan: " << nodes
+        << " nodes, " << (static_cast<int>(nodes) - lb) << " over ("
+        << Percent(static_cast<double>(nodes) - lb, lb) << ")";
+    if (p.optimal) out << "; optimal";
+    out << "\n";
+    if (p.strong_lower_bound > lb) {
+      out << "  (" << p.strong_lower_bound
+          << " replicas each need over half a node: no plan has fewer than " << p.strong_lower_bound
+          << " nodes)\n";
+    }
+    out << "method: " << p.method << " (alone, first-fit decreasing: " << p.first_fit_nodes
+        << " nodes, dot product: " << p.dot_product_nodes << "); packed in "
+        << Fixed(plan.pack_seconds, 3) << " s\n";
   }
-  out << "method: " << p.method << " (alone, first-fit decreasing: " << p.first_fit_nodes
-      << " nodes, dot product: " << p.dot_product_nodes << "); packed in "
-      << Fixed(plan.pack_seconds, 3) << " s\n\n";
+  WriteRebalanceSummary(plan, out);
+  out << "\n";
 
   char line[160];
-  std::snprintf(line, sizeof line, "%-12s %7s %18s %20s\n", "node", "models", "cores used",
-                "memory used");
+  // The type column only in mixed plans: a one-shape report stays as it was.
+  const int type_width = plan.mixed() ? 15 : 0;
+  std::snprintf(line, sizeof line, "%-12s %-*s%7s %18s %20s\n", "node", type_width,
+                plan.mixed() ? "type" : "", "models", "cores used", "memory used");
   out << line;
   for (size_t n = 0; n < nodes; ++n) {
     const NodeLoad& node = p.nodes[n];
+    const NodeShape node_shape = plan.ShapeOf(n);
     const std::string cores =
-        Fixed(node.cores, 2) + " (" + Percent(node.cores, shape.usable_cores()) + ")";
+        Fixed(node.cores, 2) + " (" + Percent(node.cores, node_shape.usable_cores()) + ")";
     const std::string memory = FormatBytesShort(node.memory_bytes) + " (" +
                                Percent(static_cast<double>(node.memory_bytes),
-                                       static_cast<double>(shape.usable_memory())) +
+                                       static_cast<double>(node_shape.usable_memory())) +
                                ")";
-    std::snprintf(line, sizeof line, "%-12s %7zu %18s %20s\n", plan.NodeName(n).c_str(),
-                  node.items.size(), cores.c_str(), memory.c_str());
+    const std::string type = plan.mixed() ? plan.types[node.type].name : "";
+    std::snprintf(line, sizeof line, "%-12s %-*s%7zu %18s %20s\n", plan.NodeName(n).c_str(),
+                  type_width, type.c_str(), node.items.size(), cores.c_str(), memory.c_str());
     out << line;
   }
   out << "(percentages of the usable share)\n";

@@ -31,20 +31,39 @@ Status ValidateNodeShape(const NodeShape& shape) {
 
 StatusOr<std::vector<PackItem>> SplitIntoReplicas(const std::vector<ModelDemand>& models,
                                                   const NodeShape& shape, const std::string& file) {
-  const double usable_cores = shape.usable_cores();
-  const int64_t usable_memory = shape.usable_memory();
+  return SplitIntoReplicas(models, std::vector<NodeShape>{shape}, file);
+}
+
+StatusOr<std::vector<PackItem>> SplitIntoReplicas(const std::vector<ModelDemand>& models,
+                                                  const std::vector<NodeShape>& shapes,
+                                                  const std::string& file, double replica_share) {
+  int64_t largest_memory = 0;
+  for (const NodeShape& s : shapes) largest_memory = std::max(largest_memory, s.usable_memory());
   std::vector<PackItem> items;
   items.reserve(models.size());
   for (size_t i = 0; i < models.size(); ++i) {
     const ModelDemand& m = models[i];
     const std::string where = file + ":" + std::to_string(m.line) + ": model '" + m.name + "': ";
-    if (m.memory_bytes > usable_memory) {
+    // Replicas are sized for the most cores of any shape that holds the model's memory.
+    double usable_cores = 0;
+    for (const NodeShape& s : shapes) {
+      if (m.memory_bytes <= s.usable_memory())
+        usable_cores = std::max(usable_cores, s.usable_cores());
+    }
+    if (usable_cores <= 0 && shapes.size() == 1) {
+      const NodeShape& shape = shapes[0];
       return InvalidArgument(where + "fits on no node even alone: one copy needs " +
                              FormatBytesShort(m.memory_bytes) + ", a node has " +
-                             FormatBytesShort(usable_memory) + " usable (" +
+                             FormatBytesShort(shape.usable_memory()) + " usable (" +
                              FormatBytesShort(shape.memory_bytes) + " less headroom " +
                              std::to_string(shape.headroom) + ")");
     }
+    if (usable_cores <= 0) {
+      return InvalidArgument(where + "fits on no node type even alone: one copy needs " +
+                             FormatBytesShort(m.memory_bytes) + ", the largest type has " +
+                             FormatBytesShort(largest_memory) + " usable");
+    }
+    usable_cores *= replica_share;
     const double need = m.cores();
     if (!std::isfinite(need))
       return InvalidArgument(where + "rps * core_ms is not a finite number");

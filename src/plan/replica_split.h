@@ -48,6 +48,19 @@ struct PackItem {
 StatusOr<std::vector<PackItem>> SplitIntoReplicas(const std::vector<ModelDemand>& models,
                                                   const NodeShape& shape, const std::string& file);
 
+// Over several shapes (node types): a model is split into replicas of at most
+// `replica_share` of the most usable cores of any shape whose usable memory
+// holds one copy. At 1 (as with one shape) each replica needs over half of
+// those cores and never shares a node with another of its model; below 1,
+// replicas of a model could share a node and the packer must keep them apart
+// (mixed plans use 1/2: replicas that fit a smaller type, and two of
+// different models on the largest). kInvalidArgument when no shape holds one
+// copy.
+StatusOr<std::vector<PackItem>> SplitIntoReplicas(const std::vector<ModelDemand>& models,
+                                                  const std::vector<NodeShape>& shapes,
+                                                  const std::string& file,
+                                                  double replica_share = 1.0);
+
 struct LowerBound {
   int nodes = 0;            // max(ceil(core_nodes), ceil(memory_nodes))
   double core_nodes = 0;    // total cores / usable cores per node

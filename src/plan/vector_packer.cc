@@ -117,9 +117,19 @@ Packing PackItems(const std::vector<PackItem>& items, const NodeShape& shape,
 
 Status CheckPacking(const Packing& packing, const std::vector<PackItem>& items,
                     const NodeShape& shape) {
+  return CheckPacking(packing, items, std::vector<NodeShape>{shape});
+}
+
+Status CheckPacking(const Packing& packing, const std::vector<PackItem>& items,
+                    const std::vector<NodeShape>& shapes) {
   std::vector<int> placed(items.size(), 0);
   for (size_t n = 0; n < packing.nodes.size(); ++n) {
     const NodeLoad& node = packing.nodes[n];
+    if (node.type < 0 || node.type >= static_cast<int>(shapes.size())) {
+      return Internal("plan: node " + std::to_string(n) + " has an unknown type " +
+                      std::to_string(node.type));
+    }
+    const NodeShape& shape = shapes[node.type];
     double cores = 0;
     int64_t memory = 0;
     std::set<int> models;

@@ -39,6 +39,7 @@ struct NodeLoad {
   std::vector<int> items;  // indices into the items, ascending
   double cores = 0;
   int64_t memory_bytes = 0;
+  int type = 0;  // its node type (mixed_packer.h); 0 with one shape
 };
 
 struct Packing {
@@ -61,5 +62,10 @@ Packing PackItems(const std::vector<PackItem>& items, const NodeShape& shape,
 // on different nodes. kInternal naming the first violation.
 Status CheckPacking(const Packing& packing, const std::vector<PackItem>& items,
                     const NodeShape& shape);
+
+// The same over node types: node n is checked against shapes[n.type] (a type
+// outside the list is a violation too).
+Status CheckPacking(const Packing& packing, const std::vector<PackItem>& items,
+                    const std::vector<NodeShape>& shapes);
 
 }  // namespace inferd::plan

@@ -10,14 +10,17 @@ namespace {
 // failed attempt is undone in time proportional to what it touched.
 class Attempt {
  public:
-  Attempt(const std::vector<ItemSize>& sizes, const Capacity& cap, std::vector<Bin>* bins)
-      : sizes_(sizes), cap_(cap), bins_(*bins), touched_(bins->size(), 0) {}
+  Attempt(const std::vector<ItemSize>& sizes, const std::vector<Capacity>& caps,
+          std::vector<Bin>* bins)
+      : sizes_(sizes), caps_(caps), bins_(*bins), touched_(bins->size(), 0) {}
 
   // Empties bin `target` and places its items elsewhere; true when all found a place.
   bool Empty(int target, int max_ejections) {
     Save(target);
     std::vector<int> pool = bins_[target].items;
-    bins_[target] = Bin{};
+    bins_[target].items.clear();
+    bins_[target].cores = 0;
+    bins_[target].memory = 0;
     int ejections = 0;
     while (!pool.empty()) {
       // Largest first (by the sum of its shares): big items have the fewest places.
@@ -54,9 +57,10 @@ class Attempt {
     int best = -1;
     double best_fill = -1;
     for (int b = 0; b < static_cast<int>(bins_.size()); ++b) {
-      if (b == target || !Fits(cap_, bins_[b], s)) continue;
-      const double fill = (bins_[b].cores + s.cores) / cap_.cores +
-                          static_cast<double>(bins_[b].memory + s.memory) / cap_.memory;
+      const Capacity& cap = caps_[bins_[b].type];
+      if (b == target || !Fits(cap, bins_[b], s) || HoldsGroup(bins_[b], s, sizes_)) continue;
+      const double fill = (bins_[b].cores + s.cores) / cap.cores +
+                          static_cast<double>(bins_[b].memory + s.memory) / cap.memory;
       if (fill > best_fill) {
         best_fill = fill;
         best = b;
@@ -81,7 +85,8 @@ class Attempt {
       for (size_t k = 0; k < bin.items.size(); ++k) {
         const ItemSize& y = sizes_[bin.items[k]];
         if (y.sum() >= best_size) continue;
-        if (!Fits(cap_, bin.cores - y.cores, bin.memory - y.memory, s)) continue;
+        if (!Fits(caps_[bin.type], bin.cores - y.cores, bin.memory - y.memory, s)) continue;
+        if (HoldsGroup(bin, s, sizes_, bin.items[k])) continue;
         best_size = y.sum();
         best_bin = b;
         best_pos = k;
@@ -100,7 +105,7 @@ class Attempt {
   }
 
   const std::vector<ItemSize>& sizes_;
-  const Capacity& cap_;
+  const std::vector<Capacity>& caps_;
   std::vector<Bin>& bins_;
   std::vector<char> touched_;
   std::vector<std::pair<int, Bin>> saved_;
@@ -110,22 +115,45 @@ class Attempt {
 
 EliminationStats EliminateBins(const std::vector<ItemSize>& sizes, const Capacity& cap,
                                const EliminationOptions& options, std::vector<Bin>* bins) {
+  return EliminateBins(sizes, std::vector<Capacity>{cap}, options, bins);
+}
+
+EliminationStats EliminateBins(const std::vector<ItemSize>& sizes,
+                               const std::vector<Capacity>& caps, const EliminationOptions& options,
+                               std::vector<Bin>* bins) {
+  // What keeping a bin wastes: its price times its unfilled share (with no
+  // prices, its unfilled share alone: the least filled first).
+  auto waste = [&](const Bin& b) {
+    const double price = options.prices.empty() ? 1.0 : options.prices[b.type];
+    return price * (1.0 - Fill(caps[b.type], b));
+  };
+  auto cost = [&] {
+    double sum = 0;
+    for (const Bin& b : *bins) sum += options.prices.empty() ? 1.0 : options.prices[b.type];
+    return sum;
+  };
   EliminationStats stats;
   bool removed = true;
   while (removed && static_cast<int>(bins->size()) > options.lower_bound &&
-         stats.attempts < options.max_attempts) {
+         stats.attempts < options.max_attempts && cost() > options.stop_cost) {
     removed = false;
-    // Least filled first: the node whose items are likeliest to fit elsewhere.
+    // Most waste first: with one shape, the least filled node, whose items are
+    // likeliest to fit elsewhere; with prices, an expensive node half empty
+    // before a cheap one.
     std::vector<int> order(bins->size());
     std::iota(order.begin(), order.end(), 0);
+    std::vector<double> wasted(bins->size());
+    for (size_t b = 0; b < bins->size(); ++b) wasted[b] = waste((*bins)[b]);
     std::stable_sort(order.begin(), order.end(),
-                     [&](int x, int y) { return Fill(cap, (*bins)[x]) < Fill(cap, (*bins)[y]); });
+                     [&](int x, int y) { return wasted[x] > wasted[y]; });
     for (int target : order) {
+      if (options.skip && options.skip(target)) continue;
       if (stats.attempts++ >= options.max_attempts) break;
-      Attempt attempt(sizes, cap, bins);
+      Attempt attempt(sizes, caps, bins);
       const int max_ejections =
           options.max_ejections_per_item * static_cast<int>((*bins)[target].items.size());
       if (attempt.Empty(target, max_ejections)) {
+        if (options.on_remove) options.on_remove(target);
         bins->erase(bins->begin() + target);
         ++stats.removed;
         removed = true;

@@ -22,6 +22,9 @@ struct ItemSize {
   int64_t memory = 0;
   double core_share = 0;    // cores / usable cores
   double memory_share = 0;  // memory / usable memory
+  // Replicas of one model that could share a node carry its index here and
+  // must be kept apart (mixed plans: replica_split.h); -1 for the rest.
+  int group = -1;
   double dominant() const { return std::max(core_share, memory_share); }
   double sum() const { return core_share + memory_share; }
 };
@@ -30,6 +33,7 @@ struct Bin {
   double cores = 0;
   int64_t memory = 0;
   std::vector<int> items;
+  int type = 0;  // index of its node type (its capacity) in a mixed packing; 0 with one shape
 };
 
 inline constexpr double kCoreTolerance = 1e-9;
@@ -44,6 +48,16 @@ inline void Place(Bin& b, int item, const ItemSize& s) {
   b.cores += s.cores;
   b.memory += s.memory;
   b.items.push_back(item);
+}
+
+// Whether `b` already holds an item of s's group, other than `except`.
+inline bool HoldsGroup(const Bin& b, const ItemSize& s, const std::vector<ItemSize>& sizes,
+                       int except = -1) {
+  if (s.group < 0) return false;
+  for (int j : b.items) {
+    if (j != except && sizes[j].group == s.group) return true;
+  }
+  return false;
 }
 
 // A bin's fill as the larger of its two shares: how full its tighter dimension is.

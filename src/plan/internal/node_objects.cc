@@ -113,6 +113,13 @@ void EmitDeployment(const FleetPlan& plan, size_t node, const PodResources& res,
   // --drain-timeout. The grace period covers both, with a margin.
   out << YAML::Key << "terminationGracePeriodSeconds" << YAML::Value
       << o.prestop_wait_s + o.drain_timeout_s + 5;
+  // A mixed plan's pod runs on its node type: the cluster's nodes of that type
+  // carry the label inferd.io/node-type=NAME (the --node-type name).
+  if (plan.mixed()) {
+    out << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap << YAML::Key
+        << "inferd.io/node-type" << YAML::Value
+        << Text{plan.types[plan.packing.nodes[node].type].name} << YAML::EndMap;
+  }
   out << YAML::Key << "securityContext" << YAML::Value << YAML::BeginMap << YAML::Key
       << "runAsNonRoot" << YAML::Value << true << YAML::Key << "runAsUser" << YAML::Value << 10001
       << YAML::Key << "runAsGroup" << YAML::Value << 10001 << YAML::EndMap;
@@ -223,19 +230,19 @@ void EmitAutoscaler(const FleetPlan& plan, size_t node, const K8sOptions& o, YAM
 StatusOr<PodResources> ResourcesFor(const FleetPlan& plan, size_t node, const K8sOptions& o) {
   const NodeLoad& load = plan.packing.nodes[node];
   PodResources r;
+  const NodeShape shape = plan.ShapeOf(node);
   const double whole = std::max(1.0, std::ceil(load.cores - 1e-9));
-  if (whole <= plan.shape.cores) {
+  if (whole <= shape.cores) {
     r.cpu = std::to_string(static_cast<int64_t>(whole));
   } else {  // a node of fractional cores: whole cores would not fit it
     r.cpu = std::to_string(static_cast<int64_t>(std::ceil(load.cores * 1000))) + "m";
   }
   r.memory = load.memory_bytes + o.memory_overhead_bytes;
-  if (r.memory > plan.shape.memory_bytes) {
-    return InvalidArgument(plan.NodeName(node) + ": its models' " +
-                           FormatBytesShort(load.memory_bytes) + " and the process's " +
-                           FormatBytesShort(o.memory_overhead_bytes) + " exceed the node's " +
-                           FormatBytesShort(plan.shape.memory_bytes) +
-                           ": raise --headroom or lower the memory overhead");
+  if (r.memory > shape.memory_bytes) {
+    return InvalidArgument(
+        plan.NodeName(node) + ": its models' " + FormatBytesShort(load.memory_bytes) +
+        " and the process's " + FormatBytesShort(o.memory_overhead_bytes) + " exceed the node's " +
+        FormatBytesShort(shape.memory_bytes) + ": raise --headroom or lower the memory overhead");
   }
   return r;
 }

@@ -274,5 +274,30 @@ TEST(YamlTextTest, QuotesWhatWouldReadAsANumberOrBoolean) {
   EXPECT_EQ(back[2].Tag(), "?");  // plain
 }
 
+TEST_F(K8sEmitterTest, AMixedPlansPodsSelectTheirNodeTypeAndFitIt) {
+  const std::vector<NodeType> types = {{"cpu", 16, 16LL << 30, 0.7}, {"mem", 4, 64LL << 30, 0.5}};
+  auto plan =
+      MakeMixedFleetPlan({Model("hot", 1000, 10, 1LL << 30), Model("big", 1, 50, 40LL << 30),
+                          Model("digits_cnn", 50, 2, 10 << 20)},
+                         types, 0.2, "f.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(EmitKubernetes(*plan, K8sOptions{}, dir_.string()).ok());
+  auto docs = LoadAll();
+  std::set<std::string> selected;
+  size_t deployments = 0;
+  for (auto [it, end] = docs.equal_range("Deployment"); it != end; ++it, ++deployments) {
+    const YAML::Node pod = it->second["spec"]["template"]["spec"];
+    const std::string type = pod["nodeSelector"]["inferd.io/node-type"].as<std::string>();
+    selected.insert(type);
+    // The pod's limits fit its own type's node, not the largest type's.
+    const YAML::Node limits = pod["containers"][0]["resources"]["limits"];
+    const NodeType& t = type == "cpu" ? types[0] : types[1];
+    EXPECT_LE(std::stod(limits["cpu"].as<std::string>()), t.cores);
+  }
+  EXPECT_EQ(deployments, plan->packing.nodes.size());
+  // The 40 GiB model fits only the memory type; hot (10 cores) only the core type.
+  EXPECT_EQ(selected, (std::set<std::string>{"cpu", "mem"}));
+}
+
 }  // namespace
 }  // namespace inferd::plan

@@ -129,5 +129,74 @@ TEST_F(PlanCommandTest, EmitsTheObjectsWhenAsked) {
   EXPECT_TRUE(fs::exists(dir_ / "k8s" / "nodes" / "inferd-node-0002.yaml"));
 }
 
+TEST_F(PlanCommandTest, NodeTypesAddTheTypeTheCostAndTheBound) {
+  PlanCommandOptions o = Options(kModels);
+  o.node_cores = 0;
+  o.node_memory.clear();
+  o.node_types = {"cpu:16:32Gi:0.68", "mem:8:64Gi:0.5"};
+  o.json = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunPlanCommand(o, out, err), 0) << err.str();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(out.str());
+  std::set<std::string> top;
+  for (auto kv : doc.get_object()) top.insert(std::string(kv.key));
+  EXPECT_EQ(top, (std::set<std::string>{"nodes", "lower_bound_nodes", "cost_per_hour",
+                                        "lower_bound_cost_per_hour", "node_types"}));
+  double cost = 0;
+  for (auto node : doc["nodes"].get_array()) {
+    const std::string_view type = node["type"].get_string();
+    cost += type == "cpu" ? 0.68 : 0.5;
+  }
+  EXPECT_NEAR(double(doc["cost_per_hour"]), cost, 1e-9);
+  EXPECT_LE(double(doc["lower_bound_cost_per_hour"]), cost);
+
+  o.json = false;
+  std::ostringstream text;
+  ASSERT_EQ(RunPlanCommand(o, text, err), 0) << err.str();
+  EXPECT_THAT(text.str(), HasSubstr("lower bound"));
+  EXPECT_THAT(text.str(), HasSubstr("the best single type:"));
+}
+
+TEST_F(PlanCommandTest, NodeFlagsAreCheckedTogether) {
+  PlanCommandOptions o = Options(kModels);
+  o.node_types = {"cpu:16:32Gi:0.68"};
+  std::ostringstream out, err;
+  // The one shape beside a type needs a price to be compared.
+  EXPECT_EQ(RunPlanCommand(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("--node-price"));
+  o.node_price = 0.9;
+  err.str("");
+  EXPECT_EQ(RunPlanCommand(o, out, err), 0) << err.str();
+  o = Options(kModels);
+  o.node_cores = 0;
+  err.str("");
+  EXPECT_EQ(RunPlanCommand(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("give --node-cores and --node-memory, or --node-type"));
+  o = Options(kModels);
+  o.node_types = {"cpu:16:32Gi"};
+  err.str("");
+  EXPECT_EQ(RunPlanCommand(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("NAME:CORES:MEMORY:PRICE"));
+}
+
+TEST_F(PlanCommandTest, CurrentRebalancesARunningPlan) {
+  PlanCommandOptions o = Options(kModels);
+  o.json = true;
+  std::ostringstream running, err;
+  ASSERT_EQ(RunPlanCommand(o, running, err), 0) << err.str();
+  std::ofstream(dir_ / "running.json") << running.str();
+  o.current_plan = (dir_ / "running.json").string();
+  std::ostringstream out;
+  ASSERT_EQ(RunPlanCommand(o, out, err), 0) << err.str();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(out.str());
+  EXPECT_EQ(int64_t(doc["rebalance"]["moved_models"]), 0);
+  o.current_plan = (dir_ / "missing.json").string();
+  err.str("");
+  EXPECT_EQ(RunPlanCommand(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("missing.json: cannot read the running plan"));
+}
+
 }  // namespace
 }  // namespace inferd::plan
