@@ -9,9 +9,9 @@
 // do so), or a poll may see it half written (which fails to parse or drops a
 // key for a moment).
 //
-// Authorize hashes the key outside the lock and holds the lock only to compare
-// against the set in force (a few hundred ns); a reload parses outside the
-// lock and swaps the set in under it.
+// Authorize takes the set in force under the lock (a shared_ptr copy) and
+// hashes and compares outside it; a reload parses outside the lock and swaps
+// the set in under it.
 // Thread-safety: all methods from any thread.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/authorizer.h"
 #include "auth/key_set.h"
 #include "common/file_watcher.h"
 #include "common/status.h"
@@ -26,7 +27,7 @@
 
 namespace inferd::auth {
 
-class KeyStore {
+class KeyStore : public Authorizer {
  public:
   struct Options {
     std::string path;  // the YAML file (key_set.h)
@@ -35,11 +36,10 @@ class KeyStore {
   };
 
   static StatusOr<std::unique_ptr<KeyStore>> Create(const Options& options);
-  ~KeyStore();
+  ~KeyStore() override;
 
-  Decision Authorize(Kind kind, std::string_view authorization) const EXCLUDES(mu_);
-  // False when the keys in force list no metrics keys (/metrics is open).
-  bool metrics_protected() const EXCLUDES(mu_);
+  Decision Authorize(Kind kind, std::string_view authorization) const override EXCLUDES(mu_);
+  bool metrics_protected() const override EXCLUDES(mu_);
 
   // Reads the file again; on error keeps the keys in force, logs and returns why.
   Status Reload() EXCLUDES(mu_);
