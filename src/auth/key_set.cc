@@ -46,19 +46,29 @@ bool IsToken68(std::string_view s) {
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 
 // OpenSSL 3's one-shot SHA256() looks the algorithm up in its provider on
-// every call (3.4 us per check here); fetched once, a digest takes ~0.3 us.
+// every call (3.4 us per check here); fetched once, with a context per
+// thread, a whole check takes about 1 us.
 const EVP_MD* Sha256Md() {
   static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   return md;
 }
 
+// A digest context per thread, reused (no allocation per check).
+struct DigestContext {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ~DigestContext() { EVP_MD_CTX_free(ctx); }
+};
+
 // nullopt when OpenSSL fails: the callers then refuse (fail closed).
 std::optional<std::array<uint8_t, 32>> Sha256(std::string_view text) {
+  thread_local DigestContext context;
   std::array<uint8_t, 32> digest{};
   unsigned int size = 0;
   const EVP_MD* md = Sha256Md();
-  if (md == nullptr || EVP_Digest(text.data(), text.size(), digest.data(), &size, md, nullptr) != 1 ||
-      size != digest.size()) {
+  if (md == nullptr || context.ctx == nullptr ||
+      EVP_DigestInit_ex2(context.ctx, md, nullptr) != 1 ||
+      EVP_DigestUpdate(context.ctx, text.data(), text.size()) != 1 ||
+      EVP_DigestFinal_ex(context.ctx, digest.data(), &size) != 1 || size != digest.size()) {
     return std::nullopt;
   }
   return digest;

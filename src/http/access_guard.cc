@@ -2,17 +2,26 @@
 
 #include <string>
 
-#include "http/router.h"
+#include "http/request_head.h"
 #include "http/status_map.h"
 
 namespace inferd::http {
 namespace {
 
-// The probes' routes on the inference port (the router ignores a trailing slash).
-bool IsHealthPath(std::string_view path) {
-  const std::vector<std::string_view> s = SplitPath(path);
-  if (s.size() == 1) return s[0] == "ping";
-  return s.size() == 3 && s[0] == "v2" && s[1] == "health" && (s[2] == "live" || s[2] == "ready");
+// The probes' routes on the inference port, as the router would match them
+// (percent-decoded, a trailing slash ignored). No allocation unless the
+// target is percent-encoded: this runs on every request.
+bool IsHealthTarget(std::string_view target) {
+  std::string decoded;
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path.find('%') != std::string_view::npos) {
+    HttpRequest req;
+    SplitTarget(target, req);
+    decoded = std::move(req.path);
+    path = decoded;
+  }
+  if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  return path == "/ping" || path == "/v2/health/live" || path == "/v2/health/ready";
 }
 
 std::string KeysFor(auth::Kind kind) {
@@ -29,9 +38,9 @@ std::string KeysFor(auth::Kind kind) {
 
 }  // namespace
 
-std::optional<HttpResponse> AccessGuard::Check(std::string_view path,
+std::optional<HttpResponse> AccessGuard::Check(std::string_view target,
                                                std::string_view authorization) const {
-  if (kind_ == auth::Kind::kInference && IsHealthPath(path)) return std::nullopt;
+  if (kind_ == auth::Kind::kInference && IsHealthTarget(target)) return std::nullopt;
   if (kind_ == auth::Kind::kMetrics && !keys_->metrics_protected()) return std::nullopt;
   switch (keys_->Authorize(kind_, authorization)) {
     case auth::Decision::kAllow:

@@ -26,8 +26,9 @@ class AccessGuard {
   // `keys` must outlive the guard. `kind`: what the port's routes need.
   AccessGuard(const auth::Authorizer* keys, auth::Kind kind) : keys_(keys), kind_(kind) {}
 
-  // nullopt: may go on; else the 401/403 answer. `path` is percent-decoded.
-  std::optional<HttpResponse> Check(std::string_view path, std::string_view authorization) const;
+  // nullopt: may go on; else the 401/403 answer. `target`: the request line's
+  // (path and query, percent-encoded as sent).
+  std::optional<HttpResponse> Check(std::string_view target, std::string_view authorization) const;
 
  private:
   const auth::Authorizer* keys_;

@@ -112,12 +112,11 @@ void BasicConnection<Stream>::OnHeader(beast::error_code ec) {
   version_ = req.version();
   auto length = parser_->content_length();
   if (options_.guard) {
-    const auto raw_target = req.target();
+    const auto target = req.target();
     const auto authorization = req[bhttp::field::authorization];
-    HttpRequest target;
-    SplitTarget(std::string_view(raw_target.data(), raw_target.size()), target);
     if (auto refusal = options_.guard->Check(
-            target.path, std::string_view(authorization.data(), authorization.size()))) {
+            std::string_view(target.data(), target.size()),
+            std::string_view(authorization.data(), authorization.size()))) {
       // A request with a body still to come closes after the answer (its
       // body is never read); one without keeps its connection.
       if (!parser_->is_done()) {

@@ -27,11 +27,13 @@ std::string Header(const HttpResponse& r, const std::string& name) {
 TEST(AccessGuardTest, HealthIsOpenOnTheInferencePortOnly) {
   FixedKeys keys;
   AccessGuard inference(&keys, auth::Kind::kInference);
-  for (const char* path : {"/ping", "/ping/", "/v2/health/live", "/v2/health/ready"}) {
+  for (const char* path : {"/ping", "/ping/", "/v2/health/live", "/v2/health/ready",
+                           "/v2/health/ready?x=1", "/v2/health/%6cive"}) {
     EXPECT_FALSE(inference.Check(path, "").has_value()) << path;
   }
   for (const char* path : {"/v2", "/v2/health", "/v2/health/other", "/v2/models/m/infer",
-                           "/predictions/m", "/pingx", "/x/ping"}) {
+                           "/predictions/m", "/pingx", "/x/ping", "/v2/health/live/x",
+                           "/v2/models/m%2finfer", "/%70ing/x"}) {
     auto r = inference.Check(path, "");
     ASSERT_TRUE(r.has_value()) << path;
     EXPECT_EQ(r->status, 401);
