@@ -37,7 +37,20 @@ int main(int argc, char** argv) {
   s->add_option("--memory-budget", serve.memory_budget,
                 "memory for loaded models: SIZE (bytes, K/M/G suffixes) or auto (70% of the "
                 "cgroup or machine memory); least recently used idle models are unloaded to fit");
-  s->add_option("--bind", serve.bind, "address of all the ports")->capture_default_str();
+  s->add_option("--bind", serve.bind,
+                "address of all the ports; other than loopback it needs --auth-keys or "
+                "--allow-unauthenticated")
+      ->capture_default_str();
+  s->add_option("--auth-keys", serve.auth_keys,
+                "YAML file of API keys: inference/management/metrics lists (docs/SECURITY.md); "
+                "re-read on change and on SIGHUP");
+  s->add_flag("--allow-unauthenticated", serve.allow_unauthenticated,
+              "serve a --bind other than loopback without --auth-keys, on purpose");
+  auto* tls_cert = s->add_option("--tls-cert", serve.tls_cert,
+                                 "PEM certificate (chain): HTTPS on the HTTP ports, TLS on gRPC");
+  auto* tls_key = s->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert");
+  tls_cert->needs(tls_key);
+  tls_key->needs(tls_cert);
   s->add_option("--http-port", serve.http_port, "inference port (0 = any free port)")->capture_default_str();
   s->add_option("--management-port", serve.management_port, "management port (0 = any)")
       ->capture_default_str();

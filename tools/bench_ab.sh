@@ -9,8 +9,11 @@
 #   tools/bench_ab.sh A_BINARY B_BINARY
 #   env: STORE_A=examples/model-store STORE_B=$STORE_A MODEL=mobilenet_v3_small
 #        IMAGE=examples/images/cat.jpg CONCS="8 16" ROUNDS=5 DURATION=5 WARM_S=15
-#        OUT=bench-out/ab-<time>
-# For a store variant (a config change), pass the same binary twice with STORE_A / STORE_B.
+#        OUT=bench-out/ab-<time> FORM=raw|v2json|v2binary
+#        SERVE_ARGS_A= SERVE_ARGS_B= (extra `serve` flags, split on spaces)
+#        HEADER_A= HEADER_B= (an HTTP header the bench sends, e.g. 'Authorization: Bearer KEY')
+# For a store variant (a config change), pass the same binary twice with STORE_A / STORE_B;
+# for a flag variant, the same binary and store with SERVE_ARGS_B (tools/bench_auth.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -19,14 +22,16 @@ STORE_A=$(realpath "${STORE_A:-examples/model-store}"); STORE_B=$(realpath "${ST
 MODEL=${MODEL:-mobilenet_v3_small}
 IMAGE=$(realpath "${IMAGE:-examples/images/cat.jpg}")
 CONCS=${CONCS:-"8 16"}; ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-5}; WARM_S=${WARM_S:-15}
+FORM=${FORM:-raw}
+read -r -a serve_args_A <<< "${SERVE_ARGS_A:-}"; read -r -a serve_args_B <<< "${SERVE_ARGS_B:-}"
 OUT=$(realpath -m "${OUT:-bench-out/ab-$(date +%Y%m%d-%H%M%S)}")
 mkdir -p "$OUT"
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 for v in A B; do
-  bin=${!v}; store_var=STORE_$v
+  bin=${!v}; store_var=STORE_$v; args_var="serve_args_$v[@]"
   "$bin" serve --model-store "${!store_var}" --bind 127.0.0.1 --http-port 0 --management-port 0 \
-    --metrics-port 0 --grpc-port 0 > "$OUT/$v.stdout" 2> "$OUT/$v.log" &
+    --metrics-port 0 --grpc-port 0 "${!args_var}" > "$OUT/$v.stdout" 2> "$OUT/$v.log" &
   pids+=($!)
 done
 for v in A B; do
@@ -37,9 +42,11 @@ for v in A B; do
   for _ in $(seq 1200); do curl -sf -o /dev/null "http://127.0.0.1:$(port $v)/v2/health/ready" && break; sleep 0.1; done
 done
 bench() {  # bench V C SECONDS JSON
+  local header_var="HEADER_$1" extra=()
+  if [ -n "${!header_var:-}" ]; then extra=(--http-header "${!header_var}"); fi
   "$A" bench --url "http://127.0.0.1:$(port "$1")" --model "$MODEL" --input "$IMAGE" \
-    --concurrency "$2" --duration "$3" --warmup 1 --windows 1 --max-windows 1 --no-progress \
-    ${4:+--json "$4"} > /dev/null
+    --form "$FORM" --concurrency "$2" --duration "$3" --warmup 1 --windows 1 --max-windows 1 \
+    --no-progress ${4:+--json "$4"} "${extra[@]}" > /dev/null
 }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # after the (comm): utime + stime
 for v in A B; do bench "$v" "${CONCS%% *}" "$WARM_S" ""; done

@@ -77,8 +77,10 @@ if [ -z "${NO_OCI:-}" ]; then
   mnt=$(buildah mount "$ctr")
   cp -a "$OUT/rootfs/." "$mnt/"
   buildah umount "$ctr" >/dev/null
+  # The pod's address is reachable: the default command asks for keys,
+  # mounted at /etc/inferd-keys (docs/SECURITY.md; `inferd plan` mounts a Secret there).
   buildah config --user 10001:10001 --entrypoint '["/usr/local/bin/inferd"]' \
-    --cmd 'serve --model-store /models --bind 0.0.0.0' \
+    --cmd 'serve --model-store /models --bind 0.0.0.0 --auth-keys /etc/inferd-keys/keys.yaml' \
     --port 8080 --port 8081 --port 8082 \
     --label org.opencontainers.image.title=inferd "$ctr"
   rm -f "$OUT/inferd-oci.tar"

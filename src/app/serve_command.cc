@@ -7,8 +7,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 
+#include "auth/exposure.h"
+#include "auth/key_store.h"
 #include "backend/torch/torch_backend.h"
 #include "grpc/grpc_server.h"
 #include "http/http_server.h"
@@ -23,6 +26,7 @@
 #include "topology/cpu_budget.h"
 #include "topology/plan_metrics.h"
 #include "topology/topology_command.h"
+#include "tls/certificate_store.h"
 
 namespace inferd::app {
 namespace {
@@ -72,15 +76,19 @@ void LogPlan(const topology::CpuBudget& budget, const topology::CorePlan& plan) 
   for (const auto& n : plan.notes) spdlog::info("core plan: {}", n);
 }
 
-// Blocks until SIGTERM or SIGINT.
-int WaitForSignal() {
+// Blocks until SIGTERM or SIGINT; runs `on_hangup` at each SIGHUP.
+int WaitForSignal(const std::function<void()>& on_hangup) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
+  sigaddset(&set, SIGHUP);
+  while (true) {
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (sig != SIGHUP) return sig;
+    on_hangup();
+  }
 }
 
 }  // namespace
@@ -91,8 +99,34 @@ int RunServe(const ServeOptions& options) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+
+  if (auto exposed = auth::CheckExposure(options.bind, !options.auth_keys.empty(),
+                                         options.allow_unauthenticated);
+      !exposed.ok()) {
+    spdlog::error("{}", exposed.message());
+    return 1;
+  }
+  std::unique_ptr<auth::KeyStore> keys;
+  if (!options.auth_keys.empty()) {
+    auto created = auth::KeyStore::Create({options.auth_keys});
+    if (!created.ok()) {
+      spdlog::error("{}", created.status().message());
+      return 1;
+    }
+    keys = std::move(*created);
+  }
+  std::unique_ptr<tls::CertificateStore> certificates;
+  if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+    auto created = tls::CertificateStore::Create({options.tls_cert, options.tls_key});
+    if (!created.ok()) {
+      spdlog::error("{}", created.status().message());
+      return 1;
+    }
+    certificates = std::move(*created);
+  }
 
   topology::DetectOptions detect;
   detect.cpus = options.cpus;
@@ -179,6 +213,8 @@ int RunServe(const ServeOptions& options) {
   services.repository = repo->get();
   services.metrics = &registry;
   services.ready = [&] { return !draining.load() && (*repo)->AllReady(); };
+  services.keys = keys.get();
+  services.tls = certificates.get();
 
   std::vector<std::unique_ptr<http::HttpServer>> servers;
   using Role = http::HttpServer::Role;
@@ -205,8 +241,10 @@ int RunServe(const ServeOptions& options) {
   go.port = static_cast<uint16_t>(options.grpc_port);
   go.threads = options.network_threads;
   go.max_message_bytes = options.body_limit;
+  go.tls_cert = options.tls_cert;
+  go.tls_key = options.tls_key;
   auto grpc_server = grpc::GrpcServer::Create(
-      go, {services.repository, services.metrics, services.ready});
+      go, {services.repository, services.metrics, services.ready, keys.get()});
   if (!grpc_server.ok()) {
     spdlog::error("grpc: {}", grpc_server.status().message());
     return 1;
@@ -220,7 +258,11 @@ int RunServe(const ServeOptions& options) {
   const bool started = (*repo)->WaitForStartup(TimePoint::max());
   spdlog::info("inferd: ready={}", started && services.ready());
 
-  const int sig = WaitForSignal();
+  const int sig = WaitForSignal([&] {
+    spdlog::info("received SIGHUP: re-reading the key and certificate files");
+    if (keys) (void)keys->Reload();
+    if (certificates) (void)certificates->Reload();
+  });
   spdlog::info("received {}: draining (grace period {} s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                options.drain_timeout_s);
   // Refuse first, then report not ready: whoever sees readiness false (a

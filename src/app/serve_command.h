@@ -9,7 +9,8 @@
 // it. Then it prints one line with the bound ports
 //   inferd: listening http=8080 management=8081 metrics=8082 grpc=8001
 // that tests read when they ask for port 0. /ping and /v2/health/ready answer
-// ready once the eager loads have succeeded.
+// ready once the eager loads have succeeded. SIGHUP re-reads --auth-keys and
+// the TLS files (which are also re-read when they change).
 // Run from the main thread; blocks until the process should exit.
 #pragma once
 
@@ -36,6 +37,11 @@ struct ServeOptions {
   int network_threads = 1;       // HTTP threads per port, and gRPC completion-queue threads
   int max_connections = 1000;    // per HTTP port; past it new connections answer 503 (0 = no limit)
   size_t max_queue_bytes = 1ull << 30;  // requests held by the scheduler; past it 503 (0 = no limit)
+  // Security (docs/SECURITY.md). A --bind other than loopback needs auth_keys
+  // or allow_unauthenticated. The files are re-read on change and on SIGHUP.
+  std::string auth_keys;               // YAML: inference/management/metrics key lists
+  bool allow_unauthenticated = false;  // serve a non-loopback address without keys
+  std::string tls_cert, tls_key;       // PEM: HTTPS on the HTTP ports, TLS on gRPC
 };
 
 // Returns the process exit code.

@@ -35,6 +35,9 @@ void AddBenchFlags(CLI::App* sub, BenchOptions* o) {
       ->required();
   sub->add_option("--header-length", o->header_length,
                   "v2binary: bytes of JSON header (default: found by parsing the JSON)");
+  sub->add_option("--http-header", o->http_headers,
+                  "'Name: value' added to each HTTP request, e.g. 'Authorization: Bearer KEY' "
+                  "(repeatable)");
   sub->add_option("--concurrency", o->concurrency,
                   "closed loop: a sweep of concurrencies, e.g. 1,2,4,8,16 (default 1)")
       ->delimiter(',');

@@ -34,6 +34,7 @@ struct BenchOptions {
   RequestForm form = RequestForm::kRaw;
   std::string input;                // a body file, or a folder whose files are sent round robin
   std::int64_t header_length = -1;  // v2binary: JSON header bytes; -1 finds the JSON's end
+  std::vector<std::string> http_headers;  // "Name: value" sent with each HTTP request (an API key)
 
   // Load: closed loop (one step per concurrency) or open loop (one step per
   // rate), not both. Neither given: closed loop at concurrency 1.

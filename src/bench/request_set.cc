@@ -126,6 +126,13 @@ StatusOr<PreparedRequest> RequestSet::Prepare(const BenchOptions& o, const Parse
       break;
     }
   }
+  for (const std::string& h : o.http_headers) {
+    if (h.find(':') == std::string::npos || h.find_first_of("\r\n") != std::string::npos) {
+      // Not quoted: it may hold a key.
+      return InvalidArgument("--http-header: expected 'Name: value' on one line");
+    }
+    extra += h + "\r\n";
+  }
   PreparedRequest out;
   out.source = source;
   std::string host = url.host;

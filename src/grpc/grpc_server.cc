@@ -2,14 +2,18 @@
 
 #include <absl/synchronization/mutex.h>
 #include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "grpc/call_access.h"
 #include "grpc/handlers.h"
 #include "serving/request_metrics.h"
 
@@ -32,7 +36,7 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
     std::string address = host + ":" + std::to_string(options_.port);
     ::grpc::ServerBuilder builder;
     int bound = 0;
-    builder.AddListeningPort(address, ::grpc::InsecureServerCredentials(), &bound);
+    builder.AddListeningPort(address, Credentials(), &bound);
     builder.RegisterService(&service_);
     builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
     builder.SetMaxSendMessageSize(-1);
@@ -92,16 +96,35 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
   template <typename Request, typename Response>
   using Method = typename Call<Request, Response>::RequestMethod;
 
+  std::shared_ptr<::grpc::ServerCredentials> Credentials() const {
+    if (options_.tls_cert.empty()) return ::grpc::InsecureServerCredentials();
+    namespace x = ::grpc::experimental;
+    // Re-reads the pair every second and serves new handshakes with it.
+    auto files = std::make_shared<x::FileWatcherCertificateProvider>(
+        options_.tls_key, options_.tls_cert, /*refresh_interval_sec=*/1);
+    x::TlsServerCredentialsOptions tls(files);
+    tls.watch_identity_key_cert_pairs();
+    tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    return x::TlsServerCredentials(tls);
+  }
+
+  // `kind`: the key the method needs (nullopt: open, the probes).
   template <typename Request, typename Response>
   void Listen(internal::QueueThread* q, Method<Request, Response> method,
-              void (*handle)(const ServiceContext&, const CallPtr<Request, Response>&)) {
+              void (*handle)(const ServiceContext&, const CallPtr<Request, Response>&),
+              std::optional<auth::Kind> kind) {
     using C = Call<Request, Response>;
     auto site = std::make_shared<typename C::Site>();
     site->service = &service_;
     site->method = method;
     site->queue = q;
     site->gate = &gate_;
-    site->handler = [ctx = &context_, handle](const CallPtr<Request, Response>& call) {
+    const auth::Authorizer* keys = kind ? services_.keys : nullptr;
+    site->handler = [ctx = &context_, handle, keys, kind](const CallPtr<Request, Response>& call) {
+      if (keys) {
+        ::grpc::Status refused = CheckCallAccess(*keys, *kind, call->context());
+        if (!refused.ok()) return call->Respond([&](Response*) { return refused; });
+      }
       handle(*ctx, call);
     };
     site->owner = shared_from_this();
@@ -111,27 +134,27 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
   // Called on the queue's own thread before it drains the queue.
   void ListenAll(internal::QueueThread* q) {
     Listen<ServerLiveRequest, ServerLiveResponse>(q, &AsyncService::RequestServerLive,
-                                                  &HandleServerLive);
+                                                  &HandleServerLive, std::nullopt);
     Listen<ServerReadyRequest, ServerReadyResponse>(q, &AsyncService::RequestServerReady,
-                                                    &HandleServerReady);
+                                                    &HandleServerReady, std::nullopt);
     Listen<ModelReadyRequest, ModelReadyResponse>(q, &AsyncService::RequestModelReady,
-                                                  &HandleModelReady);
+                                                  &HandleModelReady, auth::Kind::kInference);
     Listen<ServerMetadataRequest, ServerMetadataResponse>(q, &AsyncService::RequestServerMetadata,
-                                                          &HandleServerMetadata);
+                                                          &HandleServerMetadata, auth::Kind::kInference);
     Listen<ModelMetadataRequest, ModelMetadataResponse>(q, &AsyncService::RequestModelMetadata,
-                                                        &HandleModelMetadata);
+                                                        &HandleModelMetadata, auth::Kind::kInference);
     // Several ModelInfer calls are asked for at once, so that a burst of
     // arrivals need not wait for each to be asked for in turn.
     for (int i = 0; i < kInferListeners; ++i) {
       Listen<ModelInferRequest, ModelInferResponse>(q, &AsyncService::RequestModelInfer,
-                                                    &HandleModelInfer);
+                                                    &HandleModelInfer, auth::Kind::kInference);
     }
     Listen<RepositoryIndexRequest, RepositoryIndexResponse>(
-        q, &AsyncService::RequestRepositoryIndex, &HandleRepositoryIndex);
+        q, &AsyncService::RequestRepositoryIndex, &HandleRepositoryIndex, auth::Kind::kManagement);
     Listen<RepositoryModelLoadRequest, RepositoryModelLoadResponse>(
-        q, &AsyncService::RequestRepositoryModelLoad, &HandleRepositoryModelLoad);
+        q, &AsyncService::RequestRepositoryModelLoad, &HandleRepositoryModelLoad, auth::Kind::kManagement);
     Listen<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
-        q, &AsyncService::RequestRepositoryModelUnload, &HandleRepositoryModelUnload);
+        q, &AsyncService::RequestRepositoryModelUnload, &HandleRepositoryModelUnload, auth::Kind::kManagement);
   }
 
   static constexpr int kInferListeners = 8;

@@ -15,6 +15,10 @@
 // UNAVAILABLE), wait for it to be idle, then Stop with what is left of the
 // drain's grace period. Stop before the repository is destroyed; scheduler
 // completions that come after Stop are dropped.
+// With Services::keys each call needs the key of its method (call_access.h).
+// With Options::tls_cert/tls_key the port speaks TLS only, through gRPC's
+// own file watcher (FileWatcherCertificateProvider): the files are re-read
+// every second and new connections take the new pair, without a restart.
 // Thread-safety: Create/Start/Stop from one thread.
 #pragma once
 
@@ -24,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/authorizer.h"
 #include "common/status.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
@@ -38,12 +43,14 @@ class GrpcServer {
     int threads = 1;                         // completion-queue threads
     size_t max_message_bytes = 64ull << 20;  // larger requests are refused by gRPC
     std::chrono::milliseconds stop_grace{5000};
+    std::string tls_cert, tls_key;  // PEM files; both empty = plaintext
   };
 
   struct Services {
     repository::ModelRepository* repository = nullptr;  // required
     metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
     std::function<bool()> ready;                        // empty = always ready
+    const auth::Authorizer* keys = nullptr;             // null = no keys asked for
   };
 
   static StatusOr<std::unique_ptr<GrpcServer>> Create(const Options& options, Services services);

@@ -26,36 +26,71 @@ namespace net = boost::asio;
 constexpr uint64_t kBodyReadRoom = 64 * 1024;
 constexpr size_t kIdleReadRoom = 8 * 1024;
 
+template <typename Stream>
+Stream MakeStream(net::ip::tcp::socket socket, net::ssl::context* tls) {
+  if constexpr (std::is_same_v<Stream, TlsStream>) {
+    return Stream(std::move(socket), *tls);
+  } else {
+    (void)tls;
+    return Stream(std::move(socket));
+  }
+}
+
 }  // namespace
 
-Connection::Connection(net::ip::tcp::socket socket, std::shared_ptr<net::io_context> io,
-                       const Router* router, ConnectionOptions options)
-    : io_(std::move(io)), stream_(std::move(socket)), router_(router), options_(std::move(options)) {
+template <typename Stream>
+BasicConnection<Stream>::BasicConnection(net::ip::tcp::socket socket,
+                                         std::shared_ptr<net::io_context> io, const Router* router,
+                                         ConnectionOptions options,
+                                         std::shared_ptr<net::ssl::context> tls)
+    : io_(std::move(io)),
+      tls_(std::move(tls)),
+      stream_(MakeStream<Stream>(std::move(socket), tls_.get())),
+      router_(router),
+      options_(std::move(options)) {
   if (options_.live) options_.live->fetch_add(1, std::memory_order_relaxed);
 }
 
-Connection::~Connection() {
+template <typename Stream>
+BasicConnection<Stream>::~BasicConnection() {
   if (cancelled_) cancelled_->store(true);
   if (options_.live) options_.live->fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Connection::Start() {
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-    if (!self->options_.refusal) return self->ReadHeader();
-    self->keep_alive_ = false;
-    self->linger_ = true;  // let the client finish sending, so it reads the answer
-    self->Send(std::move(*self->options_.refusal));
+template <typename Stream>
+void BasicConnection<Stream>::Start() {
+  net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+    if constexpr (kTls) {
+      self->ExpiresAfter(self->options_.idle_timeout);
+      self->stream_.async_handshake(net::ssl::stream_base::server,
+                                    [self](beast::error_code ec) {
+                                      if (ec) return self->Close();
+                                      self->Begin();
+                                    });
+    } else {
+      self->Begin();
+    }
   });
 }
 
-void Connection::Shutdown() {
-  net::post(stream_.get_executor(), [self = shared_from_this()] {
+template <typename Stream>
+void BasicConnection<Stream>::Begin() {
+  if (!options_.refusal) return ReadHeader();
+  keep_alive_ = false;
+  linger_ = true;  // let the client finish sending, so it reads the answer
+  Send(std::move(*options_.refusal));
+}
+
+template <typename Stream>
+void BasicConnection<Stream>::Shutdown() {
+  net::post(stream_.get_executor(), [self = this->shared_from_this()] {
     self->stopping_ = true;
     if (self->idle_) self->Close();
   });
 }
 
-void Connection::ReadHeader() {
+template <typename Stream>
+void BasicConnection<Stream>::ReadHeader() {
   if (stopping_) return Close();
   idle_ = true;
   // An idle connection keeps no body's read room (OnHeader), unless the
@@ -63,18 +98,36 @@ void Connection::ReadHeader() {
   if (buffer_.size() == 0 && buffer_.capacity() > kIdleReadRoom) buffer_.shrink_to_fit();
   parser_.emplace();
   parser_->body_limit(options_.body_limit);
-  stream_.expires_after(options_.idle_timeout);
+  ExpiresAfter(options_.idle_timeout);
   bhttp::async_read_header(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
 }
 
-void Connection::OnHeader(beast::error_code ec) {
+template <typename Stream>
+void BasicConnection<Stream>::OnHeader(beast::error_code ec) {
   idle_ = false;
   if (ec) return ReadError(ec);
   auto& req = parser_->get();
   version_ = req.version();
   auto length = parser_->content_length();
+  if (options_.guard) {
+    const auto target = req.target();
+    const auto authorization = req[bhttp::field::authorization];
+    if (auto refusal = options_.guard->Check(
+            std::string_view(target.data(), target.size()),
+            std::string_view(authorization.data(), authorization.size()))) {
+      // A request with a body still to come closes after the answer (its
+      // body is never read); one without keeps its connection.
+      if (!parser_->is_done()) {
+        keep_alive_ = false;
+        linger_ = true;
+      } else {
+        keep_alive_ = req.keep_alive();
+      }
+      return Send(std::move(*refusal));
+    }
+  }
   if (length && *length > options_.body_limit) {
     keep_alive_ = false;
     linger_ = true;
@@ -93,9 +146,9 @@ void Connection::OnHeader(beast::error_code ec) {
   if (beast::iequals(req[bhttp::field::expect], "100-continue")) {
     auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_,
                                                                      req.version());
-    stream_.expires_after(options_.idle_timeout);
+    ExpiresAfter(options_.idle_timeout);
     bhttp::async_write(stream_, *cont,
-                       [self = shared_from_this(), cont](beast::error_code ec, size_t) {
+                       [self = this->shared_from_this(), cont](beast::error_code ec, size_t) {
                          if (ec) return self->Close();
                          self->ReadBody();
                        });
@@ -104,19 +157,22 @@ void Connection::OnHeader(beast::error_code ec) {
   ReadBody();
 }
 
-void Connection::ReadBody() {
-  stream_.expires_after(options_.idle_timeout);
+template <typename Stream>
+void BasicConnection<Stream>::ReadBody() {
+  ExpiresAfter(options_.idle_timeout);
   bhttp::async_read(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
+      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }
 
-void Connection::OnBody(beast::error_code ec) {
+template <typename Stream>
+void BasicConnection<Stream>::OnBody(beast::error_code ec) {
   if (ec) return ReadError(ec);
   Dispatch();
 }
 
-void Connection::ReadError(beast::error_code ec) {
+template <typename Stream>
+void BasicConnection<Stream>::ReadError(beast::error_code ec) {
   if (ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == beast::error::timeout ||
       ec == net::error::operation_aborted || ec == net::error::connection_reset) {
     return Close();
@@ -133,7 +189,8 @@ void Connection::ReadError(beast::error_code ec) {
   Send(ErrorResponse(InvalidArgument("malformed HTTP request: " + ec.message())));
 }
 
-void Connection::Dispatch() {
+template <typename Stream>
+void BasicConnection<Stream>::Dispatch() {
   auto message = parser_->release();
   parser_.reset();
   keep_alive_ = message.keep_alive();
@@ -143,7 +200,7 @@ void Connection::Dispatch() {
   busy_ = true;
   ++serving_;
   WatchForClose();
-  auto self = shared_from_this();
+  auto self = this->shared_from_this();
   auto answered = std::make_shared<std::atomic<bool>>(false);
   Responder respond = [self, answered](ResponseMaker make) {
     if (answered->exchange(true)) return;  // a buggy second answer is dropped
@@ -166,17 +223,18 @@ void Connection::Dispatch() {
   }
 }
 
-void Connection::WatchForClose() {
+template <typename Stream>
+void BasicConnection<Stream>::WatchForClose() {
   // Readable while serving = the client closed, reset, or pipelined its next
   // request; readiness can also be stale (an edge already consumed by the
   // request's own read), so a peek decides and a stale wake-up re-arms.
-  stream_.socket().async_wait(
+  Socket().async_wait(
       net::ip::tcp::socket::wait_read,
-      [self = shared_from_this(), serving = serving_](beast::error_code ec) {
+      [self = this->shared_from_this(), serving = serving_](beast::error_code ec) {
         if (ec || !self->busy_ || serving != self->serving_) return;
         char byte;
         ssize_t n =
-            ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+            ::recv(self->Socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) return;  // a pipelined request: not a close
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
           return self->WatchForClose();
@@ -185,11 +243,12 @@ void Connection::WatchForClose() {
       });
 }
 
-void Connection::Send(HttpResponse response) {
+template <typename Stream>
+void BasicConnection<Stream>::Send(HttpResponse response) {
   if (busy_) {
     busy_ = false;
     beast::error_code ignored;
-    stream_.socket().cancel(ignored);  // ends the close watch
+    Socket().cancel(ignored);  // ends the close watch
   }
   auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
       static_cast<bhttp::status>(response.status), version_);
@@ -201,45 +260,52 @@ void Connection::Send(HttpResponse response) {
   res->body() = std::move(response.body);
   res->prepare_payload();
   response_ = res;
-  stream_.expires_after(options_.idle_timeout);
-  bhttp::async_write(stream_, *res, [self = shared_from_this()](beast::error_code ec, size_t) {
+  ExpiresAfter(options_.idle_timeout);
+  bhttp::async_write(stream_, *res, [self = this->shared_from_this()](beast::error_code ec, size_t) {
     self->OnWrite(ec);
   });
 }
 
-void Connection::OnWrite(beast::error_code ec) {
+template <typename Stream>
+void BasicConnection<Stream>::OnWrite(beast::error_code ec) {
   response_.reset();
   if (!ec && linger_) return Linger();
   if (ec || !keep_alive_) return Close();
   ReadHeader();
 }
 
-void Connection::Linger() {
+template <typename Stream>
+void BasicConnection<Stream>::Linger() {
   beast::error_code ignored;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  Socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
   if (linger_) {
     linger_ = false;
-    stream_.expires_after(std::chrono::seconds(5));  // one deadline for the whole drain
+    ExpiresAfter(std::chrono::seconds(5));  // one deadline for the whole drain
   }
   auto sink = std::make_shared<std::array<char, 64 * 1024>>();
   stream_.async_read_some(net::buffer(*sink),
-                          [self = shared_from_this(), sink](beast::error_code ec, size_t) {
+                          [self = this->shared_from_this(), sink](beast::error_code ec, size_t) {
                             if (ec) return self->Close();
                             self->Linger();
                           });
 }
 
-void Connection::Abort() {
+template <typename Stream>
+void BasicConnection<Stream>::Abort() {
   if (cancelled_) cancelled_->store(true);
   beast::error_code ignored;
-  stream_.socket().close(ignored);
+  Socket().close(ignored);
 }
 
-void Connection::Close() {
+template <typename Stream>
+void BasicConnection<Stream>::Close() {
   if (cancelled_) cancelled_->store(true);
   beast::error_code ignored;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
-  stream_.socket().close(ignored);
+  Socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  Socket().close(ignored);
 }
+
+template class BasicConnection<PlainStream>;
+template class BasicConnection<TlsStream>;
 
 }  // namespace inferd::http

@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -74,6 +75,7 @@ class HttpServer::Impl {
     if (ec) return Unavailable("cannot listen on the " + where + ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
     BuildRoutes();
+    if (services_.keys) guard_.emplace(services_.keys, AccessKind(options_.role));
     return Status::Ok();
   }
 
@@ -136,8 +138,20 @@ class HttpServer::Impl {
     }
   }
 
-  std::vector<std::shared_ptr<Connection>> LiveConnections() {
-    std::vector<std::shared_ptr<Connection>> live;
+  static auth::Kind AccessKind(Role role) {
+    switch (role) {
+      case Role::kInference:
+        return auth::Kind::kInference;
+      case Role::kManagement:
+        return auth::Kind::kManagement;
+      case Role::kMetrics:
+        return auth::Kind::kMetrics;
+    }
+    return auth::Kind::kManagement;
+  }
+
+  std::vector<std::shared_ptr<ConnectionBase>> LiveConnections() {
+    std::vector<std::shared_ptr<ConnectionBase>> live;
     MutexLock lock(&connections_mu_);
     for (auto& weak : connections_) {
       if (auto c = weak.lock()) live.push_back(std::move(c));
@@ -202,7 +216,8 @@ class HttpServer::Impl {
   void Serve(tcp::socket socket) {
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    ConnectionOptions co{options_.body_limit, options_.idle_timeout, live_, std::nullopt};
+    ConnectionOptions co{options_.body_limit, options_.idle_timeout, live_, std::nullopt,
+                         guard_ ? &*guard_ : nullptr};
     const int live = live_->load(std::memory_order_relaxed);
     if (options_.max_connections > 0 && live >= options_.max_connections) {
       if (refused_counter_) refused_counter_->Increment();
@@ -218,7 +233,13 @@ class HttpServer::Impl {
           "(--max-connections " + std::to_string(options_.max_connections) + "); retry later"));
       co.refusal->headers.emplace_back("Retry-After", "1");
     }
-    auto connection = std::make_shared<Connection>(std::move(socket), io_, &router_, std::move(co));
+    std::shared_ptr<ConnectionBase> connection;
+    if (services_.tls) {
+      connection = std::make_shared<TlsConnection>(std::move(socket), io_, &router_, std::move(co),
+                                                   services_.tls->Current());
+    } else {
+      connection = std::make_shared<Connection>(std::move(socket), io_, &router_, std::move(co));
+    }
     Track(connection);
     connection->Start();
   }
@@ -233,7 +254,7 @@ class HttpServer::Impl {
     return true;
   }
 
-  void Track(const std::shared_ptr<Connection>& connection) {
+  void Track(const std::shared_ptr<ConnectionBase>& connection) {
     MutexLock lock(&connections_mu_);
     if (connections_.size() >= 2 * live_after_prune_ + 64) {
       std::erase_if(connections_, [](const auto& w) { return w.expired(); });
@@ -260,11 +281,12 @@ class HttpServer::Impl {
   std::shared_ptr<std::atomic<int>> refusing_ = std::make_shared<std::atomic<int>>(0);
   serving::RequestMetrics request_metrics_;
   Router router_;
+  std::optional<AccessGuard> guard_;  // set by Bind when keys are asked for
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   bool stopped_ = false;
   Mutex connections_mu_;
-  std::vector<std::weak_ptr<Connection>> connections_ GUARDED_BY(connections_mu_);
+  std::vector<std::weak_ptr<ConnectionBase>> connections_ GUARDED_BY(connections_mu_);
   size_t live_after_prune_ GUARDED_BY(connections_mu_) = 0;
 };
 

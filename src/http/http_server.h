@@ -13,7 +13,9 @@
 // memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) the port backs off (10 ms doubling
 // to 1 s) instead of retrying at once, so that a full fd table does not turn
 // into a busy loop. Errors answer JSON {"error": "..."} with the status
-// status_map.h gives. Stop the server before the scheduler and repository it
+// status_map.h gives. With Services::keys each request needs the key of its
+// route (access_guard.h); with Services::tls the port speaks HTTPS only, each
+// new connection taking the certificate in force. Stop the server before the scheduler and repository it
 // points to are destroyed; completions that arrive after Stop are dropped.
 // Thread-safety: Create/Start/Stop from one thread.
 #pragma once
@@ -24,9 +26,11 @@
 #include <memory>
 #include <string>
 
+#include "auth/authorizer.h"
 #include "common/status.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
+#include "tls/certificate_store.h"
 
 namespace inferd::http {
 
@@ -54,6 +58,8 @@ class HttpServer {
     repository::ModelRepository* repository = nullptr;  // required for inference/management
     metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
     std::function<bool()> ready;                        // empty = always ready
+    const auth::Authorizer* keys = nullptr;             // null = no keys asked for
+    const tls::CertificateStore* tls = nullptr;         // null = plain HTTP
   };
 
   static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options, Services services);

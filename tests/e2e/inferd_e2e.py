@@ -73,9 +73,10 @@ class Response:
         return f"<HTTP {self.status} {self.body[:300]!r}>"
 
 
-def call(port, method, path, body=None, headers=None, timeout=60, conn=None):
+def call(port, method, path, body=None, headers=None, timeout=60, conn=None, tls=None):
     """One HTTP request to 127.0.0.1:port. `body` may be bytes, str or a JSON-able object.
-    With `conn` (an http.client.HTTPConnection) the request reuses that connection."""
+    With `conn` (an http.client.HTTPConnection) the request reuses that connection;
+    with `tls` (an ssl.SSLContext) it goes over HTTPS to localhost."""
     hdrs = dict(headers or {})
     if body is not None and not isinstance(body, (bytes, bytearray, str)):
         body = json.dumps(body).encode()
@@ -83,7 +84,9 @@ def call(port, method, path, body=None, headers=None, timeout=60, conn=None):
     elif isinstance(body, str):
         body = body.encode()
     own = conn is None
-    if own:
+    if own and tls is not None:
+        conn = http.client.HTTPSConnection("localhost", port, timeout=timeout, context=tls)
+    elif own:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request(method, path, body=body, headers=hdrs)
@@ -347,8 +350,9 @@ class Server:
 
     LIVE = []  # running servers, for the logs of failed tests
 
-    def __init__(self, binary, store, workdir, name="inferd", args=(), drain_timeout=10):
+    def __init__(self, binary, store, workdir, name="inferd", args=(), drain_timeout=10, tls=None):
         self.binary = binary
+        self.tls = tls  # an ssl.SSLContext: the HTTP ports speak HTTPS
         self.store = str(store)
         self.workdir = str(workdir)
         self.name = name
@@ -386,10 +390,12 @@ class Server:
                                      f"{timeout} s:\n{self.logs()}")
             time.sleep(0.05)
         try:
-            wait_until(lambda: get(self.http, "/v2/health/live", timeout=5).status == 200,
+            wait_until(lambda: get(self.http, "/v2/health/live", timeout=5,
+                                   tls=self.tls).status == 200,
                        timeout, "/v2/health/live")
             if wait_ready:
-                wait_until(lambda: get(self.http, "/v2/health/ready", timeout=5).status == 200,
+                wait_until(lambda: get(self.http, "/v2/health/ready", timeout=5,
+                                       tls=self.tls).status == 200,
                            timeout, "/v2/health/ready")
         except AssertionError as e:
             raise AssertionError(f"{e}\n{self.logs()}")

@@ -132,6 +132,11 @@ def test_a_deployments_command_line_serves_and_answers_its_probes(inferd_bin, te
     else:
         args += ["--grpc-port", "0"]
     args[args.index("--drain-timeout") + 1] = "10"
+    # The Secret's file, as the pod mounts it; the probes need no key.
+    key = "plan-test-key-0123456789"
+    (tmp_path / "keys.yaml").write_text(f"inference: [{key}]\n")
+    args[args.index("--auth-keys") + 1] = str(tmp_path / "keys.yaml")
+    keyed = {"Authorization": f"Bearer {key}"}
     server = Server(inferd_bin, test_store, tmp_path / "server", name="plan-node-0001")
     server.command = lambda: [inferd_bin, *args]
     server.start()
@@ -142,9 +147,11 @@ def test_a_deployments_command_line_serves_and_answers_its_probes(inferd_bin, te
         # The node's models are loaded; the store's others are not.
         for m in models.split(","):
             url = f"http://127.0.0.1:{server.http}/v2/models/{m}/ready"
-            assert urllib.request.urlopen(url, timeout=10).status == 200, m
+            req = urllib.request.Request(url, headers=keyed)
+            assert urllib.request.urlopen(req, timeout=10).status == 200, m
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{server.http}/v2/models/slow/ready", timeout=10)
+            urllib.request.urlopen(urllib.request.Request(
+                f"http://127.0.0.1:{server.http}/v2/models/slow/ready", headers=keyed), timeout=10)
             raise AssertionError("slow is not on node-0001 but is ready")
         except urllib.error.HTTPError as e:
             assert e.code in (404, 503), e.code

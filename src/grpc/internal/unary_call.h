@@ -128,6 +128,7 @@ class UnaryCall : public CallBase,
   // The request message, to borrow its bytes (raw_input_contents) from.
   std::shared_ptr<const Request> request_owner() const { return request_; }
   const serving::Call& info() const { return info_; }
+  const ::grpc::ServerContext& context() const { return ctx_; }
 
   // Answers the call: `make` fills the response and returns the status to
   // send; both run on the calling thread. Once per call; any thread.

@@ -36,8 +36,12 @@ void EmitRoutes(const FleetPlan& plan, const K8sOptions& options, YAML::Emitter&
 // A ServingRuntime for inferd and an InferenceService for one model of the plan.
 void EmitKServe(const FleetPlan& plan, const K8sOptions& options, YAML::Emitter& out);
 
-// The arguments of `inferd serve` in a pod: store, models, ports, drain.
+// The arguments of `inferd serve` in a pod: store, models, ports, drain, and
+// --auth-keys from the Secret `inferd-auth-keys` (key keys.yaml; docs/SCALING.md).
 std::vector<std::string> ServeArgs(const std::string& store, const std::string& models,
                                    const K8sOptions& options);
+// That Secret as a container's volumeMounts entry and a pod's volumes entry.
+void EmitAuthKeysMount(YAML::Emitter& out);
+void EmitAuthKeysVolume(YAML::Emitter& out);
 
 }  // namespace inferd::plan::internal

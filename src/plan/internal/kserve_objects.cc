@@ -45,7 +45,13 @@ void EmitKServe(const FleetPlan& plan, const K8sOptions& o, YAML::Emitter& out) 
   out << YAML::Key << "securityContext" << YAML::Value << YAML::BeginMap << YAML::Key
       << "runAsNonRoot" << YAML::Value << true << YAML::Key << "runAsUser" << YAML::Value << 10001
       << YAML::EndMap;
+  out << YAML::Key << "volumeMounts" << YAML::Value << YAML::BeginSeq;
+  EmitAuthKeysMount(out);
+  out << YAML::EndSeq;
   out << YAML::EndMap << YAML::EndSeq;  // container, containers
+  out << YAML::Key << "volumes" << YAML::Value << YAML::BeginSeq;
+  EmitAuthKeysVolume(out);
+  out << YAML::EndSeq;
   out << YAML::EndMap << YAML::EndMap;  // spec, doc
 
   // The example: the first model whose name is already a DNS label (an

@@ -8,6 +8,10 @@ namespace {
 
 constexpr const char* kApp = "inferd";
 constexpr const char* kStoreMount = "/models";
+// The pods listen on the pod's address, so they need API keys (docs/SECURITY.md):
+// the --auth-keys file comes from this Secret (key `keys.yaml`), made by the operator.
+constexpr const char* kAuthSecret = "inferd-auth-keys";
+constexpr const char* kAuthMount = "/etc/inferd-keys";
 
 void Labels(YAML::Emitter& out, const std::string& node_name) {
   out << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
@@ -164,6 +168,7 @@ void EmitDeployment(const FleetPlan& plan, size_t node, const PodResources& res,
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "models" << YAML::Key
       << "mountPath" << YAML::Value << "/etc/inferd" << YAML::Key << "readOnly" << YAML::Value
       << true << YAML::EndMap;
+  EmitAuthKeysMount(out);
   out << YAML::EndSeq;
   out << YAML::EndMap << YAML::EndSeq;  // the container, containers
 
@@ -175,6 +180,7 @@ void EmitDeployment(const FleetPlan& plan, size_t node, const PodResources& res,
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "models" << YAML::Key
       << "configMap" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
       << Text{name + "-models"} << YAML::EndMap << YAML::EndMap;
+  EmitAuthKeysVolume(out);
   out << YAML::EndSeq;
   out << YAML::EndMap << YAML::EndMap << YAML::EndMap
       << YAML::EndMap;  // pod spec, template, spec, doc
@@ -260,6 +266,8 @@ std::vector<std::string> ServeArgs(const std::string& store, const std::string& 
           models,
           "--bind",
           "0.0.0.0",
+          "--auth-keys",
+          std::string(kAuthMount) + "/keys.yaml",
           "--http-port",
           std::to_string(o.http_port),
           "--management-port",
@@ -268,6 +276,18 @@ std::vector<std::string> ServeArgs(const std::string& store, const std::string& 
           std::to_string(o.metrics_port),
           "--drain-timeout",
           std::to_string(o.drain_timeout_s)};
+}
+
+void EmitAuthKeysMount(YAML::Emitter& out) {
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "auth-keys" << YAML::Key
+      << "mountPath" << YAML::Value << kAuthMount << YAML::Key << "readOnly" << YAML::Value << true
+      << YAML::EndMap;
+}
+
+void EmitAuthKeysVolume(YAML::Emitter& out) {
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "auth-keys" << YAML::Key
+      << "secret" << YAML::Value << YAML::BeginMap << YAML::Key << "secretName" << YAML::Value
+      << kAuthSecret << YAML::EndMap << YAML::EndMap;
 }
 
 void EmitNodeObjects(const FleetPlan& plan, size_t node, const PodResources& resources,

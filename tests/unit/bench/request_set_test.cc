@@ -66,6 +66,21 @@ TEST(Prepare, RawRequestBytes) {
             "JPEGDATA");
 }
 
+TEST(Prepare, ExtraHttpHeaders) {
+  BenchOptions o = Options(RequestForm::kRaw);
+  o.http_headers = {"Authorization: Bearer k-0123456789abcdef"};
+  auto r = RequestSet::Prepare(o, Url(), "cat.jpg", "JPEGDATA");
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->bytes.find("Content-Length: 8\r\nAuthorization: Bearer k-0123456789abcdef\r\n\r\n"),
+            std::string::npos);
+  o.http_headers = {"Authorization Bearer secret"};
+  auto bad = RequestSet::Prepare(o, Url(), "cat.jpg", "JPEGDATA");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().find("secret"), std::string::npos);
+  o.http_headers = {"X-A: 1\r\nX-B: 2"};
+  EXPECT_FALSE(RequestSet::Prepare(o, Url(), "cat.jpg", "JPEGDATA").ok());
+}
+
 TEST(Prepare, V2JsonIsSentAsIs) {
   const std::string body = R"({"inputs":[]})";
   auto r = RequestSet::Prepare(Options(RequestForm::kV2Json), Url(), "req.txt", body);

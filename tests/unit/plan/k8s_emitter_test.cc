@@ -140,6 +140,15 @@ TEST_F(K8sEmitterTest, OneDeploymentServiceConfigMapAndAutoscalerPerNode) {
     EXPECT_EQ(after("--drain-timeout"), std::to_string(o.drain_timeout_s));
     EXPECT_EQ(after("--http-port"), "8080");
     EXPECT_EQ(after("--bind"), "0.0.0.0");
+    // A pod's address is reachable: the keys come from a Secret.
+    EXPECT_EQ(after("--auth-keys"), "/etc/inferd-keys/keys.yaml");
+    bool mounted = false;
+    for (const YAML::Node& m : c["volumeMounts"]) {
+      if (m["name"].as<std::string>() == "auth-keys") {
+        mounted = m["mountPath"].as<std::string>() == "/etc/inferd-keys";
+      }
+    }
+    EXPECT_TRUE(mounted);
     const YAML::Node ref = c["env"][0]["valueFrom"]["configMapKeyRef"];
     EXPECT_EQ(c["env"][0]["name"].as<std::string>(), "INFERD_MODELS");
     ASSERT_TRUE(config_maps.count(ref["name"].as<std::string>())) << ref["name"];
