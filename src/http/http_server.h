@@ -2,7 +2,7 @@
 // (Boost.Beast), on a few network threads (default 1).
 //
 //   inference   TorchServe /ping, /predictions; KServe v2 /v2/...
-//   management  TorchServe /models...; v2 /v2/repository/...
+//   management  TorchServe /models...; v2 /v2/repository/...; /dashboard
 //   metrics     /metrics (Prometheus text)
 //
 // Create binds the port (0 = any free port; port() tells which), Start runs the
@@ -25,6 +25,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "dashboard/sampler.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
 
@@ -54,6 +55,7 @@ class HttpServer {
     repository::ModelRepository* repository = nullptr;  // required for inference/management
     metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
     std::function<bool()> ready;                        // empty = always ready
+    dashboard::Sampler* dashboard = nullptr;  // management: GET /dashboard when set
   };
 
   static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options, Services services);
