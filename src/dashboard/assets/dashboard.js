@@ -310,7 +310,11 @@
         renderModels(state);
         updates++;
         document.body.dataset.updates = String(updates);
-        document.body.dataset.ready = '1';
+        if (!document.body.dataset.ready) {
+          // Milliseconds from navigation to the first full render (tests read it).
+          document.body.dataset.readyMs = String(Math.round(performance.now()));
+          document.body.dataset.ready = '1';
+        }
         const status = $('status');
         status.classList.remove('down');
         setText(status, 'updated ' + new Date().toLocaleTimeString() + ' · every ' + state.period_s + ' s');
