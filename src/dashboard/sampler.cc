@@ -168,8 +168,7 @@ void Sampler::SampleNow() {
   const TimePoint now = options_.clock->Now();
 
   MutexLock lock(&mu_);
-  const double dt =
-      last_tick_ ? std::chrono::duration<double>(now - *last_tick_).count() : kNaN;
+  const double dt = last_tick_ ? std::chrono::duration<double>(now - *last_tick_).count() : kNaN;
   double total_requests = 0;
   for (auto it = models_.begin(); it != models_.end();) {
     if (!readings.count(it->first)) {
@@ -192,7 +191,8 @@ void Sampler::SampleNow() {
         m.latency_bounds = reading.latency.bounds;
         m.latency_history.clear();
       }
-      if (m.latency_history.empty()) m.latency_history.push_back(std::vector<uint64_t>(lat.size(), 0));
+      if (m.latency_history.empty())
+        m.latency_history.push_back(std::vector<uint64_t>(lat.size(), 0));
       const std::vector<uint64_t> tick = CountsBetween(m.latency_history.back(), lat);
       m.latency_history.push_back(lat);
       while (m.latency_history.size() > options_.window + 1) m.latency_history.pop_front();
@@ -238,8 +238,8 @@ void Sampler::SampleNow() {
     const double used = it == executor_cpu.end() ? 0 : it->second;
     auto before = last_executor_cpu_.find(e.facts.id);
     const double threads = std::max(1, e.facts.num_threads);
-    double share = before == last_executor_cpu_.end() ? kNaN
-                                                      : Rate(used, before->second, dt) / threads;
+    double share =
+        before == last_executor_cpu_.end() ? kNaN : Rate(used, before->second, dt) / threads;
     if (!std::isnan(share)) share = std::clamp(share, 0.0, 1.0);
     e.busy = std::isnan(share) ? 0 : share;
     busy_rings_[i].Push(share);
@@ -272,8 +272,8 @@ std::optional<Sampler::ModelFigures> Sampler::Model(const std::string& name,
       const uint64_t here = batch.cumulative[i] - below;
       below = batch.cumulative[i];
       if (here == 0) continue;
-      const double bound = i < batch.bounds.size() ? batch.bounds[i]
-                                                   : std::numeric_limits<double>::infinity();
+      const double bound =
+          i < batch.bounds.size() ? batch.bounds[i] : std::numeric_limits<double>::infinity();
       f.batch_sizes.emplace_back(bound, here);
     }
   }

@@ -69,12 +69,11 @@ class Sampler {
     uint64_t batches = 0;  // executed since the series started
     double batch_mean = 0;
     std::vector<std::pair<double, uint64_t>> batch_sizes;  // {bucket bound, batches}, non-empty
-    std::vector<float> rps_series;                          // oldest first; NaN = no figure
+    std::vector<float> rps_series;                         // oldest first; NaN = no figure
     std::vector<float> p99_series;
   };
   // Nullopt when the model has no series (no request since it was loaded).
-  std::optional<ModelFigures> Model(const std::string& name, bool with_series) const
-      EXCLUDES(mu_);
+  std::optional<ModelFigures> Model(const std::string& name, bool with_series) const EXCLUDES(mu_);
 
   struct ExecutorFigures {
     ExecutorFacts facts;
@@ -85,15 +84,15 @@ class Sampler {
     NodeFacts facts;
     double period_s = 1;
     size_t capacity = 0;
-    uint64_t ticks = 0;            // samples taken
-    double requests = 0;           // every model's, since start
-    double rps = 0;                // over the last tick
-    double cpu_cores = 0;          // the process's CPU over the last tick, in cores
-    int64_t rss_bytes = 0;         // the process's resident memory
-    int64_t budget_bytes = 0;      // --memory-budget (0 = none)
-    int64_t model_bytes = 0;       // footprints of the resident models
-    double loads = 0;              // successful loads since start
-    double load_failures = 0;      // failed or no room
+    uint64_t ticks = 0;        // samples taken
+    double requests = 0;       // every model's, since start
+    double rps = 0;            // over the last tick
+    double cpu_cores = 0;      // the process's CPU over the last tick, in cores
+    int64_t rss_bytes = 0;     // the process's resident memory
+    int64_t budget_bytes = 0;  // --memory-budget (0 = none)
+    int64_t model_bytes = 0;   // footprints of the resident models
+    double loads = 0;          // successful loads since start
+    double load_failures = 0;  // failed or no room
     double evictions = 0;
     double cache_hits = 0;
     double cache_misses = 0;

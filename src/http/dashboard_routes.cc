@@ -50,9 +50,9 @@ void AddDashboardRoutes(Router& router, const RouteContext& ctx) {
              [ctx](const HttpRequest& http, const PathParams&, Responder respond) {
                auto query = ParseDashboardQuery(http.query);
                if (!query.ok()) return Reply(respond, ErrorResponse(query.status()));
-               Reply(respond, Secured(JsonResponse(
-                                  200, WriteDashboardState(ctx.repository->List(),
-                                                           *ctx.dashboard, *query))));
+               Reply(respond,
+                     Secured(JsonResponse(200, WriteDashboardState(ctx.repository->List(),
+                                                                   *ctx.dashboard, *query))));
              });
 }
 

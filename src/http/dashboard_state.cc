@@ -22,8 +22,8 @@ using repository::ModelStatus;
 // that list (added by another feature) is passed on under "extra", so that it
 // shows on the page without a change here.
 const std::set<std::string, std::less<>> kShownListFields = {
-    "modelName", "modelUrl", "state", "load", "pinned", "residentBytes",
-    "footprintBytes", "inFlight", "lastUsed"};
+    "modelName",     "modelUrl",       "state",    "load",    "pinned",
+    "residentBytes", "footprintBytes", "inFlight", "lastUsed"};
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -226,8 +226,8 @@ StatusOr<DashboardQuery> ParseDashboardQuery(const std::map<std::string, std::st
   ASSIGN_OR_RETURN(q.limit, ParseCount(query, "limit", 100, 1, 1000));
   if (auto it = query.find("filter"); it != query.end()) q.filter = Lower(it->second);
   if (auto it = query.find("sort"); it != query.end() && !it->second.empty()) {
-    static const std::set<std::string> kSorts = {"name",     "state", "requests", "rps",
-                                                 "p99",      "resident", "last_used"};
+    static const std::set<std::string> kSorts = {"name", "state",    "requests", "rps",
+                                                 "p99",  "resident", "last_used"};
     if (!kSorts.count(it->second)) {
       return InvalidArgument("dashboard state: sort=" + it->second +
                              " is not one of name, state, requests, rps, p99, resident, "
@@ -244,8 +244,8 @@ StatusOr<DashboardQuery> ParseDashboardQuery(const std::map<std::string, std::st
   return q;
 }
 
-std::string WriteDashboardState(const std::vector<ModelStatus>& models,
-                                const Sampler& sampler, const DashboardQuery& query) {
+std::string WriteDashboardState(const std::vector<ModelStatus>& models, const Sampler& sampler,
+                                const DashboardQuery& query) {
   const Sampler::NodeFigures node = sampler.Node();
   std::map<std::string, int> states;
   std::vector<Row> rows;

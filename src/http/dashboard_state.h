@@ -19,8 +19,8 @@ namespace inferd::http {
 
 struct DashboardQuery {
   size_t offset = 0;
-  size_t limit = 100;       // rows; 1..1000
-  std::string filter;       // substring of the name or the state (case-insensitive); "" = all
+  size_t limit = 100;         // rows; 1..1000
+  std::string filter;         // substring of the name or the state (case-insensitive); "" = all
   std::string sort = "name";  // name | state | requests | rps | p99 | resident | last_used
   bool series = true;         // the rows' sparkline series
 };

@@ -39,12 +39,14 @@ struct Fixture {
     sampler = std::move(Sampler::Create(std::move(o))).value();
   }
   void Request(const std::string& model, double seconds, const char* code = "OK") {
-    registry.GetCounter("inferd_requests_total", "h",
-                        {{"model", model}, {"protocol", "http"}, {"code", code}})
+    registry
+        .GetCounter("inferd_requests_total", "h",
+                    {{"model", model}, {"protocol", "http"}, {"code", code}})
         .Increment();
     if (model.empty()) return;
-    registry.GetHistogram("inferd_request_duration_seconds", "h", {{"model", model}},
-                          metrics::LatencyBuckets())
+    registry
+        .GetHistogram("inferd_request_duration_seconds", "h", {{"model", model}},
+                      metrics::LatencyBuckets())
         .Observe(seconds);
   }
   void Tick(int ms = 1000) {
@@ -53,9 +55,7 @@ struct Fixture {
   }
 };
 
-TEST(Sampler, RejectsAMissingRegistry) {
-  EXPECT_FALSE(Sampler::Create({}).ok());
-}
+TEST(Sampler, RejectsAMissingRegistry) { EXPECT_FALSE(Sampler::Create({}).ok()); }
 
 TEST(Sampler, ComputesRatesAndQuantilesPerModelOnTheInjectedClock) {
   Fixture f;
@@ -157,8 +157,7 @@ TEST(Sampler, BatchSizesAndQueueDepthAddUpOverVersions) {
   EXPECT_EQ(a->queue_depth, 6);
   EXPECT_EQ(a->batches, 4u);
   EXPECT_DOUBLE_EQ(a->batch_mean, 2.5);
-  EXPECT_EQ(a->batch_sizes,
-            (std::vector<std::pair<double, uint64_t>>{{1, 2}, {4, 2}}));
+  EXPECT_EQ(a->batch_sizes, (std::vector<std::pair<double, uint64_t>>{{1, 2}, {4, 2}}));
   EXPECT_EQ(a->requests, 0);
 }
 

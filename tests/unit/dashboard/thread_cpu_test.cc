@@ -23,8 +23,8 @@ TEST(ThreadCpu, ReadsExecutorIdsFromThreadNames) {
 TEST(ThreadCpu, ReadsUserAndSystemTicks) {
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   // Fields 14 and 15 (utime, stime) after a command name with spaces and ')'.
-  auto s = CpuSecondsFromStat(
-      "42 (a b) c) S 1 2 3 4 5 6 7 8 9 10 150 50 0 0 20 0 1 0 99 1000 10 0 0");
+  auto s =
+      CpuSecondsFromStat("42 (a b) c) S 1 2 3 4 5 6 7 8 9 10 150 50 0 0 20 0 1 0 99 1000 10 0 0");
   ASSERT_TRUE(s);
   EXPECT_DOUBLE_EQ(*s, 200 / hz);
   EXPECT_FALSE(CpuSecondsFromStat("not a stat line"));
