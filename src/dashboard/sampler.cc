@@ -66,11 +66,14 @@ int64_t DefaultResidentBytes() {
   return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
-// Rate over a tick; a counter that went back (its series was made again)
-// counts from 0.
+// What a counter added since `before`; one that went back (its series was
+// made again) counts from 0.
+double Since(double now, double before) { return now >= before ? now - before : now; }
+
+// Rate over a tick; NaN on the first one (no interval yet).
 double Rate(double now, double before, double seconds) {
-  if (seconds <= 0) return kNaN;
-  return (now >= before ? now - before : now) / seconds;
+  if (!(seconds > 0)) return kNaN;
+  return Since(now, before) / seconds;
 }
 
 }  // namespace
@@ -169,7 +172,9 @@ void Sampler::SampleNow() {
 
   MutexLock lock(&mu_);
   const double dt = last_tick_ ? std::chrono::duration<double>(now - *last_tick_).count() : kNaN;
-  double total_requests = 0;
+  // Requests answered since the last tick, over every model: a model whose
+  // series were removed (it left memory) adds nothing, a new one all it has.
+  double answered = 0;
   for (auto it = models_.begin(); it != models_.end();) {
     if (!readings.count(it->first)) {
       it = models_.erase(it);  // its series are gone: it left memory
@@ -178,13 +183,18 @@ void Sampler::SampleNow() {
     }
   }
   for (auto& [name, reading] : readings) {
-    total_requests += reading.requests;
-    if (name.empty()) continue;  // requests for unknown models: the node's total only
+    if (name.empty()) {  // requests for unknown models: the node's figures only
+      answered += Since(reading.requests, last_unknown_requests_);
+      last_unknown_requests_ = reading.requests;
+      continue;
+    }
     auto& slot = models_[name];
     const bool fresh = !slot;
     if (fresh) slot = std::make_unique<ModelRecord>(options_.capacity);
     ModelRecord& m = *slot;
-    m.rps.Push(Rate(reading.requests, fresh ? 0 : m.last.requests, dt));
+    const double since = Since(reading.requests, fresh ? 0 : m.last.requests);
+    answered += since;
+    m.rps.Push(since / dt);
     const auto& lat = reading.latency.cumulative;
     if (!lat.empty()) {
       if (m.latency_bounds != reading.latency.bounds) {
@@ -208,10 +218,8 @@ void Sampler::SampleNow() {
     }
     m.last = std::move(reading);
   }
-  // The node's rate counts every request, those for unknown models (model="") too.
-  node_.rps = Rate(total_requests, last_total_requests_, dt);
-  last_total_requests_ = total_requests;
-  node_.requests = total_requests;
+  node_.rps = answered / dt;  // NaN on the first tick
+  node_.requests += answered;
   node_.cpu_cores = Rate(cpu_seconds, last_cpu_seconds_, dt);
   last_cpu_seconds_ = cpu_seconds;
   node_.rss_bytes = rss;

@@ -85,7 +85,7 @@ class Sampler {
     double period_s = 1;
     size_t capacity = 0;
     uint64_t ticks = 0;        // samples taken
-    double requests = 0;       // every model's, since start
+    double requests = 0;       // every model's, since the first tick (unknown models too)
     double rps = 0;            // over the last tick
     double cpu_cores = 0;      // the process's CPU over the last tick, in cores
     int64_t rss_bytes = 0;     // the process's resident memory
@@ -119,7 +119,7 @@ class Sampler {
   std::optional<TimePoint> last_tick_ GUARDED_BY(mu_);
   double last_cpu_seconds_ GUARDED_BY(mu_) = 0;
   std::map<int, double> last_executor_cpu_ GUARDED_BY(mu_);
-  double last_total_requests_ GUARDED_BY(mu_) = 0;
+  double last_unknown_requests_ GUARDED_BY(mu_) = 0;  // model="": unknown models
   double last_loads_ GUARDED_BY(mu_) = 0;
   double last_evictions_ GUARDED_BY(mu_) = 0;
   std::thread thread_;

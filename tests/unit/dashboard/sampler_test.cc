@@ -103,6 +103,9 @@ TEST(Sampler, RingsAreBoundedAndModelsGoWithTheirSeries) {
   f.registry.RemoveSeries("model", "a");
   f.Tick();
   EXPECT_FALSE(f.sampler->Model("a", true));
+  // The node keeps what the model answered, and its rate does not go negative or spike.
+  EXPECT_EQ(f.sampler->Node().requests, 55);
+  EXPECT_EQ(f.sampler->Node().rps, 0);
 }
 
 TEST(Sampler, NodeFiguresCountEveryRequestCpuAndExecutors) {
