@@ -39,7 +39,7 @@ test: build models
 # Sanitizer runs (docs/ROBUSTNESS.md), each in a build folder of its own:
 #   make test-asan  every test (unit, fuzz corpus replay, e2e against the
 #                   instrumented binary) under AddressSanitizer + UBSan
-#   make test-tsan  the scheduler, repository, HTTP and common unit tests under
+#   make test-tsan  the scheduler, repository, HTTP, common and dashboard unit tests under
 #                   ThreadSanitizer (the threads with locks of their own)
 # -O1 with assertions on: fast enough for the e2e suite's timeouts, and the
 # reports keep their line numbers (-g1, CMakeLists.txt). Any report fails;
@@ -47,7 +47,7 @@ test: build models
 SANITIZE_FLAGS = -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-TSAN_TESTS = unit_scheduler unit_repository unit_http unit_common
+TSAN_TESTS = unit_scheduler unit_repository unit_http unit_common unit_dashboard
 
 test-asan: setup models
 	cmake -S . -B $(ASAN_BUILD) -G Ninja $(SANITIZE_FLAGS) -DINFERD_SANITIZE=address,undefined

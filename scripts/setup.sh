@@ -18,6 +18,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3-grpcio python3-grpc-tools
   python3-yaml
   libssl-dev openssl  # --auth-keys (SHA-256), TLS (Beast ssl_stream); openssl makes the tests' certificates
+  chromium chromium-driver python3-selenium  # tests/e2e/test_dashboard.py: the page in headless Chromium
   clang-14  # make thread-safety: clang's -Wthread-safety over src/ (CI)
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).

@@ -16,6 +16,8 @@
 #include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "memory/allocator.h"
+#include "dashboard/node_facts.h"
+#include "dashboard/sampler.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
 #include "pipeline/model_hooks.h"
@@ -208,8 +210,18 @@ int RunServe(const ServeOptions& options) {
                options.load_threads, repository::FormatBytes(rss_at_start));
   (*repo)->StartEagerLoads();
 
+  dashboard::Sampler::Options dash;
+  dash.metrics = &registry;
+  dash.node = dashboard::DescribeNode(*budget, core_plan);
+  auto sampler = dashboard::Sampler::Create(std::move(dash));
+  if (!sampler.ok()) {
+    spdlog::error("dashboard: {}", sampler.status().message());
+    return 1;
+  }
+
   std::atomic<bool> draining{false};
   http::HttpServer::Services services;
+  services.dashboard = sampler->get();
   services.repository = repo->get();
   services.metrics = &registry;
   services.ready = [&] { return !draining.load() && (*repo)->AllReady(); };

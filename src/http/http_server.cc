@@ -13,6 +13,7 @@
 
 #include "common/thread_annotations.h"
 #include "http/connection.h"
+#include "http/dashboard_routes.h"
 #include "http/inference_routes.h"
 #include "http/management_routes.h"
 #include "http/metrics_routes.h"
@@ -165,6 +166,7 @@ class HttpServer::Impl {
     ctx.metrics = services_.metrics;
     ctx.ready = services_.ready;
     ctx.request_metrics = &request_metrics_;
+    ctx.dashboard = services_.dashboard;
     switch (options_.role) {
       case Role::kInference:
         AddTorchServeInferenceRoutes(router_, ctx);
@@ -172,6 +174,7 @@ class HttpServer::Impl {
         break;
       case Role::kManagement:
         AddManagementRoutes(router_, ctx);
+        if (ctx.dashboard) AddDashboardRoutes(router_, ctx);
         break;
       case Role::kMetrics:
         AddMetricsRoutes(router_, ctx);

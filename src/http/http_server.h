@@ -2,7 +2,7 @@
 // (Boost.Beast), on a few network threads (default 1).
 //
 //   inference   TorchServe /ping, /predictions; KServe v2 /v2/...
-//   management  TorchServe /models...; v2 /v2/repository/...
+//   management  TorchServe /models...; v2 /v2/repository/...; /dashboard
 //   metrics     /metrics (Prometheus text)
 //
 // Create binds the port (0 = any free port; port() tells which), Start runs the
@@ -28,6 +28,7 @@
 
 #include "auth/authorizer.h"
 #include "common/status.h"
+#include "dashboard/sampler.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
 #include "tls/certificate_store.h"
@@ -60,6 +61,7 @@ class HttpServer {
     std::function<bool()> ready;                        // empty = always ready
     const auth::Authorizer* keys = nullptr;             // null = no keys asked for
     const tls::CertificateStore* tls = nullptr;         // null = plain HTTP
+    dashboard::Sampler* dashboard = nullptr;  // management: GET /dashboard when set
   };
 
   static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options, Services services);

@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "dashboard/sampler.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
 #include "serving/request_metrics.h"
@@ -17,6 +18,7 @@ struct RouteContext {
   metrics::Registry* metrics = nullptr;
   std::function<bool()> ready;  // server ready (not draining)
   serving::RequestMetrics* request_metrics = nullptr;
+  dashboard::Sampler* dashboard = nullptr;  // management: serves /dashboard when set
 };
 
 }  // namespace inferd::http

@@ -186,4 +186,31 @@ std::string Registry::RenderPrometheus() const {
   return out;
 }
 
+std::vector<Registry::ScalarReading> Registry::ReadScalars(const std::string& name) const {
+  std::vector<ScalarReading> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = families_.find(name);
+  if (it == families_.end()) return out;
+  // The atomics are cheap to read: values are read under the lock with the labels.
+  for (const auto& [labels, c] : it->second.counters) out.push_back({labels, c->value()});
+  for (const auto& [labels, g] : it->second.gauges) out.push_back({labels, g->value()});
+  return out;
+}
+
+std::vector<Registry::HistogramReading> Registry::ReadHistograms(const std::string& name) const {
+  std::vector<std::pair<Labels, std::shared_ptr<Histogram>>> found;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = families_.find(name);
+    if (it == families_.end()) return {};
+    for (const auto& [labels, h] : it->second.histograms) found.emplace_back(labels, h);
+  }
+  std::vector<HistogramReading> out;
+  out.reserve(found.size());
+  for (auto& [labels, h] : found) {
+    out.push_back({std::move(labels), h->upper_bounds(), h->CumulativeCounts(), h->sum()});
+  }
+  return out;
+}
+
 }  // namespace inferd::metrics

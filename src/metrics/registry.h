@@ -102,6 +102,23 @@ class Registry {
   void AddCollector(std::function<void()> collect);
   std::string RenderPrometheus() const;
 
+  // Reading series back (the dashboard samples them): every series of the
+  // family `name`, with its labels; values are read after the mutex is
+  // released. Empty when there is no such family or it has another type.
+  // Collectors are not run.
+  struct ScalarReading {
+    Labels labels;
+    double value = 0;
+  };
+  std::vector<ScalarReading> ReadScalars(const std::string& name) const;  // counter or gauge
+  struct HistogramReading {
+    Labels labels;
+    std::vector<double> upper_bounds;  // +Inf implicit
+    std::vector<uint64_t> cumulative;  // per bound, then +Inf
+    double sum = 0;
+  };
+  std::vector<HistogramReading> ReadHistograms(const std::string& name) const;
+
  private:
   struct Family {
     std::string help;

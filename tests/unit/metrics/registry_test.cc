@@ -51,6 +51,36 @@ TEST(Registry, RendersCounterWithHelpTypeAndEscapedLabels) {
             "reqs_total{code=\"200\",model=\"a\\\"b\"} 2\n");
 }
 
+TEST(Registry, ReadsSeriesBackWithTheirLabels) {
+  Registry r;
+  r.GetCounter("reqs_total", "h", {{"model", "a"}}).Increment(3);
+  r.GetCounter("reqs_total", "h", {{"model", "b"}}).Increment(1);
+  r.GetGauge("depth", "h").Set(7);
+  Histogram& h = r.GetHistogram("lat", "h", {{"model", "a"}}, {1, 2});
+  h.Observe(0.5);
+  h.Observe(1.5);
+  h.Observe(9);
+
+  auto reqs = r.ReadScalars("reqs_total");
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].labels.at("model"), "a");
+  EXPECT_EQ(reqs[0].value, 3);
+  EXPECT_EQ(reqs[1].value, 1);
+  ASSERT_EQ(r.ReadScalars("depth").size(), 1u);
+  EXPECT_EQ(r.ReadScalars("depth")[0].value, 7);
+  EXPECT_TRUE(r.ReadScalars("absent").empty());
+  EXPECT_TRUE(r.ReadScalars("lat").empty());  // a histogram is not a scalar
+
+  auto lat = r.ReadHistograms("lat");
+  ASSERT_EQ(lat.size(), 1u);
+  EXPECT_EQ(lat[0].upper_bounds, (std::vector<double>{1, 2}));
+  EXPECT_EQ(lat[0].cumulative, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(lat[0].sum, 11);
+  r.RemoveSeries("model", "a");
+  EXPECT_TRUE(r.ReadHistograms("lat").empty());
+  EXPECT_EQ(r.ReadScalars("reqs_total").size(), 1u);
+}
+
 TEST(Registry, SameLabelsGiveTheSameSeries) {
   Registry r;
   Counter& a = r.GetCounter("c", "h", {{"m", "x"}});
