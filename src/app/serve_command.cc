@@ -14,6 +14,7 @@
 #include "memory/allocator.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
+#include "mirror/mirror_set.h"
 #include "pipeline/model_hooks.h"
 #include "repository/memory_budget.h"
 #include "repository/model_repository.h"
@@ -173,9 +174,14 @@ int RunServe(const ServeOptions& options) {
                options.load_threads, repository::FormatBytes(rss_at_start));
   (*repo)->StartEagerLoads();
 
+  // Traffic mirroring: the store's `mirror:` keys now, the management API later.
+  mirror::MirrorSet mirrors({repo->get(), &registry});
+  for (const auto& failure : mirrors.SetFromConfigs()) spdlog::error("mirror: {}", failure);
+
   std::atomic<bool> draining{false};
   http::HttpServer::Services services;
   services.repository = repo->get();
+  services.mirrors = &mirrors;
   services.metrics = &registry;
   services.ready = [&] { return !draining.load() && (*repo)->AllReady(); };
 
@@ -205,7 +211,7 @@ int RunServe(const ServeOptions& options) {
   go.threads = options.network_threads;
   go.max_message_bytes = options.body_limit;
   auto grpc_server = grpc::GrpcServer::Create(
-      go, {services.repository, services.metrics, services.ready});
+      go, {services.repository, services.metrics, services.ready, &mirrors});
   if (!grpc_server.ok()) {
     spdlog::error("grpc: {}", grpc_server.status().message());
     return 1;

@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
+#include "serving/inference_call.h"
 
 namespace inferd::grpc {
 
@@ -44,6 +45,7 @@ class GrpcServer {
     repository::ModelRepository* repository = nullptr;  // required
     metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
     std::function<bool()> ready;                        // empty = always ready
+    serving::RequestTap* tap = nullptr;  // may be null: no traffic mirroring
   };
 
   static StatusOr<std::unique_ptr<GrpcServer>> Create(const Options& options, Services services);

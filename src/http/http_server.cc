@@ -15,6 +15,7 @@
 #include "http/inference_routes.h"
 #include "http/management_routes.h"
 #include "http/metrics_routes.h"
+#include "http/mirror_routes.h"
 #include "http/route_context.h"
 #include "http/status_map.h"
 #include "http/v2_routes.h"
@@ -151,12 +152,15 @@ class HttpServer::Impl {
     ctx.metrics = services_.metrics;
     ctx.ready = services_.ready;
     ctx.request_metrics = &request_metrics_;
+    ctx.mirrors = services_.mirrors;
     switch (options_.role) {
       case Role::kInference:
         AddTorchServeInferenceRoutes(router_, ctx);
         AddV2InferenceRoutes(router_, ctx);
+        AddMirrorReportRoute(router_, ctx);
         break;
       case Role::kManagement:
+        AddMirrorManagementRoutes(router_, ctx);  // before /models/{m}/{v}
         AddManagementRoutes(router_, ctx);
         break;
       case Role::kMetrics:

@@ -26,6 +26,7 @@
 
 #include "common/status.h"
 #include "metrics/registry.h"
+#include "mirror/mirror_set.h"
 #include "repository/model_repository.h"
 
 namespace inferd::http {
@@ -54,6 +55,7 @@ class HttpServer {
     repository::ModelRepository* repository = nullptr;  // required for inference/management
     metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
     std::function<bool()> ready;                        // empty = always ready
+    mirror::MirrorSet* mirrors = nullptr;  // may be null: no traffic mirroring
   };
 
   static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options, Services services);

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "metrics/registry.h"
+#include "mirror/mirror_set.h"
 #include "repository/model_repository.h"
 #include "serving/request_metrics.h"
 
@@ -17,6 +18,7 @@ struct RouteContext {
   metrics::Registry* metrics = nullptr;
   std::function<bool()> ready;  // server ready (not draining)
   serving::RequestMetrics* request_metrics = nullptr;
+  mirror::MirrorSet* mirrors = nullptr;  // may be null: no traffic mirroring
 };
 
 }  // namespace inferd::http
