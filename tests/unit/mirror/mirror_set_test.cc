@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <thread>
 
 #include "backend/fake/fake_backend.h"
+#include "support/eventually.h"
 
 namespace inferd::mirror {
 namespace {
@@ -62,13 +62,13 @@ class MirrorSetTest : public ::testing::Test {
     return result.get_future().get();
   }
 
-  // Waits (bounded) until the mirror of `model` has no copy out.
+  // The report once the mirror of `model` has no copy out (the candidate
+  // answers on an executor or a client thread).
   MirrorReport Settled(const std::string& model) {
-    for (int i = 0; i < 500; ++i) {
+    EXPECT_TRUE(test_support::Eventually([&] {
       auto r = set_->Report(model);
-      if (r.ok() && r->in_flight == 0) return *r;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+      return r.ok() && r->in_flight == 0;
+    }));
     return *set_->Report(model);
   }
 
