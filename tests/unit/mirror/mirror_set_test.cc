@@ -10,7 +10,7 @@
 #include <future>
 
 #include "backend/fake/fake_backend.h"
-#include "support/eventually.h"
+#include "unit/support/eventually.h"
 
 namespace inferd::mirror {
 namespace {
