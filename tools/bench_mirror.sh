@@ -56,11 +56,17 @@ step() {  # step NAME C: one measured step, with the server's CPU ticks over it
 # Warm-up, and the slow candidate's cost against the primary's (server-side compute).
 bench 4 5 ""
 mirror mirror_slow; bench 4 5 ""; report "$OUT/warm_slow.json"; mirror off
+# Odd rounds measure "off" first, even rounds second (ABBA): an order effect hits both alike.
+pair() {  # pair ROUND CANDIDATE NAME_OFF NAME_ON C
+  if [ $(( $1 % 2 )) = 1 ]; then
+    mirror off; step "$3.r$1" "$5"; mirror "$2"; step "$4.r$1" "$5"; report "$OUT/$4.r$1.report.json"
+  else
+    mirror "$2"; step "$4.r$1" "$5"; report "$OUT/$4.r$1.report.json"; mirror off; step "$3.r$1" "$5"
+  fi
+}
 for r in $(seq "$ROUNDS"); do
-  mirror off;             step "p99_off.r$r" 4
-  mirror mirror_slow;     step "p99_slow.r$r" 4; report "$OUT/p99_slow.r$r.report.json"
-  mirror off;             step "rps_off.r$r" 8
-  mirror mirror_mlp_copy; step "rps_copy.r$r" 8; report "$OUT/rps_copy.r$r.report.json"
+  pair "$r" mirror_slow p99_off p99_slow 4
+  pair "$r" mirror_mlp_copy rps_off rps_copy 8
 done
 mirror off
 /usr/bin/python3 - "$OUT" "$ROUNDS" <<'PYEOF' | tee "$OUT/summary.md"
@@ -87,16 +93,22 @@ rps_copy = [step("rps_copy", r)["requests_per_s"] for r in R]
 slow_reports = [rep("p99_slow", r) for r in R]
 copy_reports = [rep("rps_copy", r) for r in R]
 f = lambda xs, d=1: ", ".join(f"{x:.{d}f}" for x in xs)
-print("| measure | no mirror, by round | mirrored, by round | medians | mirrored / none |")
+paired = lambda on, off: statistics.median(b / a for a, b in zip(off, on))
+print("| measure | no mirror, by round | mirrored, by round | medians | mirrored / none (median of the rounds' ratios) |")
 print("|---|---|---|---|---|")
 a, b = statistics.median(p99_off), statistics.median(p99_slow)
-print(f"| p99 ms, c=4, 10% to mirror_slow | {f(p99_off, 2)} | {f(p99_slow, 2)} | {a:.2f} / {b:.2f} | {b / a:.3f} |")
+print(f"| p99 ms, c=4, 10% to mirror_slow | {f(p99_off, 2)} | {f(p99_slow, 2)} | {a:.2f} / {b:.2f} | {paired(p99_slow, p99_off):.3f} |")
+rps4_off = [step("p99_off", r)["requests_per_s"] for r in R]
+rps4_slow = [step("p99_slow", r)["requests_per_s"] for r in R]
+a, b = statistics.median(rps4_off), statistics.median(rps4_slow)
+print(f"| req/s, c=4, 10% to mirror_slow | {f(rps4_off, 0)} | {f(rps4_slow, 0)} | {a:.0f} / {b:.0f} | {paired(rps4_slow, rps4_off):.3f} |")
 a, b = statistics.median(rps_off), statistics.median(rps_copy)
-print(f"| req/s, c=8, 10% to mirror_mlp_copy | {f(rps_off, 0)} | {f(rps_copy, 0)} | {a:.0f} / {b:.0f} | {b / a:.3f} |")
-a = statistics.median(cpu_us("p99_off", r) for r in R); b = statistics.median(cpu_us("p99_slow", r) for r in R)
-print(f"| server CPU us per request, c=4, 10% to mirror_slow | | | {a:.0f} / {b:.0f} | {b / a:.3f} |")
-a = statistics.median(cpu_us("rps_off", r) for r in R); b = statistics.median(cpu_us("rps_copy", r) for r in R)
-print(f"| server CPU us per request, c=8, 10% to mirror_mlp_copy | | | {a:.0f} / {b:.0f} | {b / a:.3f} |")
+print(f"| req/s, c=8, 10% to mirror_mlp_copy | {f(rps_off, 0)} | {f(rps_copy, 0)} | {a:.0f} / {b:.0f} | {paired(rps_copy, rps_off):.3f} |")
+for name, off, on in (("c=4, 10% to mirror_slow", "p99_off", "p99_slow"),
+                      ("c=8, 10% to mirror_mlp_copy", "rps_off", "rps_copy")):
+    xa, xb = [cpu_us(off, r) for r in R], [cpu_us(on, r) for r in R]
+    print(f"| server CPU us per request, {name} | {f(xa, 0)} | {f(xb, 0)} | "
+          f"{statistics.median(xa):.0f} / {statistics.median(xb):.0f} | {paired(xb, xa):.3f} |")
 print()
 for name, reps in (("mirror_slow (c=4)", slow_reports), ("mirror_mlp_copy (c=8)", copy_reports)):
     print(f"{name}: per round seen / mirrored / compared / dropped / timeouts: " +

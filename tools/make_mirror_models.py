@@ -11,6 +11,9 @@ writes DIR/<model>/1/model.pt and DIR/<model>/config.yaml for:
                         computes in PyTorch
   mirror_slow           the primary's answer, after a loop of N tanh(h @ W) steps
                         (128 x 128) on one core: a candidate far slower than the primary
+  mirror_img, mirror_img_perturbed
+                        an 8x8 grayscale image classifier with `preprocess: image` (raw
+                        payloads are mirrored) and its perturbed copy
 The e2e test (tests/e2e/test_mirror.py) imports build() and the modules.
 """
 
@@ -29,14 +32,30 @@ outputs: [{{name: logits, datatype: FP32, shape: [10]}}]
 {extra}"""
 
 
+IMG_CONFIG = """\
+# {name}: written by tools/make_mirror_models.py
+backend: torchscript
+max_batch_size: 4
+dynamic_batching: {{max_queue_delay_us: 0, calibrate: false}}
+inputs: [{{name: image, datatype: FP32, shape: [1, 8, 8]}}]
+outputs: [{{name: logits, datatype: FP32, shape: [10]}}]
+preprocess: {{kind: image, width: 8, height: 8, color: grayscale}}
+"""
+
+
+def image_classifier():
+    torch.manual_seed(28)
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10))
+
+
 def mlp():
     torch.manual_seed(27)
     return torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
 
 
-def perturbed(model, scale=0.02):
+def perturbed(model, scale=0.02, make=None):
     g = torch.Generator().manual_seed(2727)
-    other = mlp()
+    other = (make or mlp)()
     other.load_state_dict(model.state_dict())
     with torch.no_grad():
         for p in other.parameters():
@@ -63,16 +82,16 @@ class Slow(torch.nn.Module):
         return self.model(x) + 0 * h.sum(dim=1, keepdim=True)
 
 
-def save(store, name, module, extra=""):
+def save(store, name, module, extra="", config=CONFIG):
     d = os.path.join(store, name)
     os.makedirs(os.path.join(d, "1"), exist_ok=True)
     torch.jit.script(module.eval()).save(os.path.join(d, "1", "model.pt"))
     with open(os.path.join(d, "config.yaml"), "w") as f:
-        f.write(CONFIG.format(name=name, extra=extra))
+        f.write(config.format(name=name, extra=extra))
 
 
 def build(store, slow_iters=2000, primary_extra=""):
-    """Writes the four models; returns (primary, perturbed) as eager modules."""
+    """Writes the models; returns (primary, perturbed) MLPs as eager modules."""
     torch.set_num_threads(1)
     primary = mlp().eval()
     other = perturbed(primary).eval()
@@ -81,6 +100,10 @@ def build(store, slow_iters=2000, primary_extra=""):
     save(store, "mirror_mlp_perturbed", other)
     # One executor at most: a slow candidate must leave the others to the primary.
     save(store, "mirror_slow", Slow(primary, slow_iters), "instances: {count: 1, threads: 1}\n")
+    img = image_classifier().eval()
+    save(store, "mirror_img", img, config=IMG_CONFIG)
+    save(store, "mirror_img_perturbed", perturbed(img, 0.05, image_classifier).eval(),
+         config=IMG_CONFIG)
     return primary, other
 
 

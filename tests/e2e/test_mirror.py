@@ -4,6 +4,7 @@ second inferd process, and to a far slower candidate. The report's agreement
 and errors are checked against PyTorch's own comparison of the two models on
 the same inputs."""
 
+import io
 import os
 import sys
 import threading
@@ -237,3 +238,37 @@ def test_grpc_requests_are_mirrored_too(mirror_server, mirror_store, grpc_module
     assert rep["max_abs_error"] == pytest.approx(max_err, abs=1e-3)
     assert rep["mean_abs_error"] == pytest.approx(mean_err, abs=1e-3)
     assert call(mirror_server.management, "DELETE", "/models/mirror_mlp_copy/mirror").status == 200
+
+
+def test_raw_payloads_are_mirrored_as_sent(mirror_server, mirror_store):
+    """An image model: the copy is the raw PNG (sent to /predictions), which the
+    candidate pre-processes itself; the disagreements point at the PNG's bytes."""
+    from PIL import Image
+    store = str(mirror_store[0])
+    r = call(mirror_server.management, "PUT", "/models/mirror_img/mirror",
+             {"to": "mirror_img_perturbed", "fraction": 1.0, "timeout_ms": 60000})
+    assert r.status == 200, r
+    g = torch.Generator().manual_seed(6)
+    pngs, pixels = [], []
+    for _ in range(6):
+        px = torch.randint(0, 256, (8, 8), generator=g, dtype=torch.uint8)
+        buf = io.BytesIO()
+        Image.fromarray(px.numpy(), mode="L").save(buf, format="PNG")
+        pngs.append(buf.getvalue())
+        pixels.append(px.float().div(255).reshape(1, 1, 8, 8))
+    for png in pngs:
+        r = call(mirror_server.http, "POST", "/predictions/mirror_img", png,
+                 headers={"Content-Type": "image/png"})
+        assert r.status == 200, r
+    rep = settled(mirror_server, "mirror_img", len(pngs))
+    assert rep["compared"] == len(pngs) and rep["mismatched"] == 0, rep
+    a = torch.jit.load(os.path.join(store, "mirror_img", "1", "model.pt"))
+    b = torch.jit.load(os.path.join(store, "mirror_img_perturbed", "1", "model.pt"))
+    top1, max_err, mean_err = expected(a, b, pixels)
+    assert rep["max_abs_error"] == pytest.approx(max_err, abs=1e-3), rep
+    assert rep["mean_abs_error"] == pytest.approx(mean_err, abs=1e-3), rep
+    assert rep["top1_agreement"] == pytest.approx(top1, abs=1e-3), rep
+    for d in rep["top_disagreements"]:
+        png = pngs[d["seq"]]
+        assert d["input_bytes"] == len(png) and d["input_head_hex"] == png[:32].hex(), d
+    assert call(mirror_server.management, "DELETE", "/models/mirror_img/mirror").status == 200
