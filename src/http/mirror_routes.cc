@@ -1,5 +1,7 @@
 #include "http/mirror_routes.h"
 
+#include <cstdio>
+
 #include "common/json_writer.h"
 #include "http/json_body.h"
 #include "http/status_map.h"
