@@ -20,6 +20,7 @@
 #include "dashboard/sampler.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
+#include "mirror/mirror_set.h"
 #include "pipeline/model_hooks.h"
 #include "repository/memory_budget.h"
 #include "repository/model_repository.h"
@@ -218,11 +219,15 @@ int RunServe(const ServeOptions& options) {
     spdlog::error("dashboard: {}", sampler.status().message());
     return 1;
   }
+  // Traffic mirroring: the store's `mirror:` keys now, the management API later.
+  mirror::MirrorSet mirrors({repo->get(), &registry});
+  for (const auto& failure : mirrors.SetFromConfigs()) spdlog::error("mirror: {}", failure);
 
   std::atomic<bool> draining{false};
   http::HttpServer::Services services;
   services.dashboard = sampler->get();
   services.repository = repo->get();
+  services.mirrors = &mirrors;
   services.metrics = &registry;
   services.ready = [&] { return !draining.load() && (*repo)->AllReady(); };
   services.keys = keys.get();
@@ -256,7 +261,7 @@ int RunServe(const ServeOptions& options) {
   go.tls_cert = options.tls_cert;
   go.tls_key = options.tls_key;
   auto grpc_server = grpc::GrpcServer::Create(
-      go, {services.repository, services.metrics, services.ready, keys.get()});
+      go, {services.repository, services.metrics, services.ready, keys.get(), &mirrors});
   if (!grpc_server.ok()) {
     spdlog::error("grpc: {}", grpc_server.status().message());
     return 1;

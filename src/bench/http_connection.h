@@ -1,8 +1,9 @@
 // HttpConnection: one keep-alive HTTP/1.1 client connection of the load
 // generator, driven by callbacks on one io_context thread.
 //
-// Send() writes a pre-serialized request and reads the whole response; the
-// callback gets the HTTP status, or kConnectionError / kTimeout (step_result.h).
+// Send() writes a pre-serialized request and reads the whole response
+// (response() shows it to the callback); the callback gets the HTTP status,
+// or kConnectionError / kTimeout (step_result.h).
 // The connection (re)connects lazily: after an error, a timeout or a
 // `Connection: close` response it closes the socket, and the next Send opens a
 // new one (its connect time then counts in that request's latency, as a real
@@ -45,6 +46,13 @@ class HttpConnection : public Connection, public std::enable_shared_from_this<Ht
   void Close() override;
 
   bool busy() const override { return static_cast<bool>(done_); }
+
+  // The response just read, for a caller that wants more than its status
+  // (mirror/remote_candidate.h): valid inside Send's `done` when the status
+  // is an HTTP status, until the next Send.
+  const boost::beast::http::response<boost::beast::http::string_body>& response() const {
+    return parser_->get();
+  }
 
   // Closes the socket when the pending request started more than `timeout`
   // before `now`; the request then completes with kTimeout.

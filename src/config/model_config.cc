@@ -287,6 +287,9 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     RETURN_IF_ERROR(
         r.Expect(c.load.empty() || c.load == "eager" || c.load == "lazy", "load", "eager or lazy"));
     RETURN_IF_ERROR(r.Read("pinned", &c.pinned, "true or false"));
+    if (r.Has("mirror")) {
+      ASSIGN_OR_RETURN(c.mirror, ParseMirrorConfig(r.Get("mirror"), file));
+    }
     RETURN_IF_ERROR(r.CheckUnknown());
   } catch (const YAML::Exception& e) {
     return InvalidArgument(file + ": " + e.what());

@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "common/tensor.h"
+#include "config/mirror_config.h"
 
 namespace inferd::config {
 
@@ -100,6 +101,9 @@ struct ModelConfig {
   // first request; empty = the server's --lazy-load flag decides.
   std::string load;
   bool pinned = false;  // never evicted under --memory-budget
+  // `mirror:`: send a share of this model's requests to a candidate and
+  // compare the answers (src/mirror/, docs/MIRROR.md); absent = no mirroring.
+  std::optional<MirrorConfig> mirror;
 };
 
 // Parses config.yaml text. `file` is used in messages only; `name` is the model's name.

@@ -57,7 +57,7 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
       return Unavailable("cannot listen on the grpc port " + address);
     }
     port_ = static_cast<uint16_t>(bound);
-    context_.serving = {services_.repository, &request_metrics_};
+    context_.serving = {services_.repository, &request_metrics_, services_.tap};
     context_.ready = services_.ready;
     return Status::Ok();
   }

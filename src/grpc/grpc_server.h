@@ -32,6 +32,7 @@
 #include "common/status.h"
 #include "metrics/registry.h"
 #include "repository/model_repository.h"
+#include "serving/inference_call.h"
 
 namespace inferd::grpc {
 
@@ -51,6 +52,7 @@ class GrpcServer {
     metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
     std::function<bool()> ready;                        // empty = always ready
     const auth::Authorizer* keys = nullptr;             // null = no keys asked for
+    serving::RequestTap* tap = nullptr;  // may be null: no traffic mirroring
   };
 
   static StatusOr<std::unique_ptr<GrpcServer>> Create(const Options& options, Services services);

@@ -42,7 +42,7 @@ void InferWith(const ServiceContext& ctx,
       return ToGrpcStatus(st);
     });
   };
-  serving::Submit(handle, std::move(*request), info, std::move(done));
+  serving::Submit(services, handle, std::move(*request), info, std::move(done));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "http/inference_routes.h"
 #include "http/management_routes.h"
 #include "http/metrics_routes.h"
+#include "http/mirror_routes.h"
 #include "http/route_context.h"
 #include "http/status_map.h"
 #include "http/v2_routes.h"
@@ -167,12 +168,15 @@ class HttpServer::Impl {
     ctx.ready = services_.ready;
     ctx.request_metrics = &request_metrics_;
     ctx.dashboard = services_.dashboard;
+    ctx.mirrors = services_.mirrors;
     switch (options_.role) {
       case Role::kInference:
         AddTorchServeInferenceRoutes(router_, ctx);
         AddV2InferenceRoutes(router_, ctx);
+        AddMirrorReportRoute(router_, ctx);
         break;
       case Role::kManagement:
+        AddMirrorManagementRoutes(router_, ctx);  // before /models/{m}/{v}
         AddManagementRoutes(router_, ctx);
         if (ctx.dashboard) AddDashboardRoutes(router_, ctx);
         break;

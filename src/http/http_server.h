@@ -30,6 +30,7 @@
 #include "common/status.h"
 #include "dashboard/sampler.h"
 #include "metrics/registry.h"
+#include "mirror/mirror_set.h"
 #include "repository/model_repository.h"
 #include "tls/certificate_store.h"
 
@@ -62,6 +63,7 @@ class HttpServer {
     const auth::Authorizer* keys = nullptr;             // null = no keys asked for
     const tls::CertificateStore* tls = nullptr;         // null = plain HTTP
     dashboard::Sampler* dashboard = nullptr;  // management: GET /dashboard when set
+    mirror::MirrorSet* mirrors = nullptr;  // may be null: no traffic mirroring
   };
 
   static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options, Services services);

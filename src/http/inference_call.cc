@@ -13,7 +13,7 @@ namespace inferd::http {
 namespace {
 
 serving::Services ServicesOf(const RouteContext& ctx) {
-  return {ctx.repository, ctx.request_metrics};
+  return {ctx.repository, ctx.request_metrics, ctx.mirrors};
 }
 
 std::string_view VersionText(const PathParams& params) {
@@ -107,7 +107,7 @@ void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& acqu
       return r;
     });
   };
-  serving::Submit(model, std::move(request), call, std::move(done));
+  serving::Submit(services, model, std::move(request), call, std::move(done));
 }
 
 }  // namespace inferd::http

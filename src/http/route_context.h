@@ -8,6 +8,7 @@
 
 #include "dashboard/sampler.h"
 #include "metrics/registry.h"
+#include "mirror/mirror_set.h"
 #include "repository/model_repository.h"
 #include "serving/request_metrics.h"
 
@@ -19,6 +20,7 @@ struct RouteContext {
   std::function<bool()> ready;  // server ready (not draining)
   serving::RequestMetrics* request_metrics = nullptr;
   dashboard::Sampler* dashboard = nullptr;  // management: serves /dashboard when set
+  mirror::MirrorSet* mirrors = nullptr;  // may be null: no traffic mirroring
 };
 
 }  // namespace inferd::http

@@ -57,8 +57,9 @@ void CountAnswer(const Services& services, const Call& call, const std::string& 
   if (services.metrics) services.metrics->Record(call, model, version, code, response);
 }
 
-void Submit(const repository::ModelHandle& model, scheduler::InferenceRequest request,
-            const Call& call, scheduler::Completion done) {
+void Submit(const Services& services, const repository::ModelHandle& model,
+            scheduler::InferenceRequest request, const Call& call, scheduler::Completion done) {
+  if (services.tap) done = services.tap->Tap(model, request, std::move(done));
   request.is_cancelled = call.is_cancelled;
   if (call.deadline != TimePoint::max()) {
     // The request's own deadline (a v2 timeout), else the model's

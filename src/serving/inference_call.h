@@ -19,10 +19,26 @@
 
 namespace inferd::serving {
 
+// Sees each request on its way to a model: traffic mirroring (src/mirror/)
+// implements it, so that this folder does not depend on that one.
+class RequestTap {
+ public:
+  virtual ~RequestTap() = default;
+  // Called by Submit on the submitting thread before `request` is queued on
+  // `model`; may copy the request. Returns the completion to queue instead of
+  // `done`: it must call `done` exactly once with the result it gets, before
+  // any work of its own. Returns `done` itself to leave the request alone.
+  // Must not block.
+  virtual scheduler::Completion Tap(const repository::ModelHandle& model,
+                                    const scheduler::InferenceRequest& request,
+                                    scheduler::Completion done) = 0;
+};
+
 // What the request path needs from the server; the pointers outlive the calls.
 struct Services {
   repository::ModelRepository* repository = nullptr;
   RequestMetrics* metrics = nullptr;  // may be null: nothing is counted
+  RequestTap* tap = nullptr;          // may be null: nothing is mirrored
 };
 
 // A model version acquired for one request.
@@ -60,8 +76,9 @@ void CountAnswer(const Services& services, const Call& call, const std::string& 
 // deadline bounding the request's. `done` is called exactly once: on an
 // executor thread with the result, or, when the scheduler refuses the request
 // at once (invalid, queue full, draining), on this thread with that Status.
-// The version stays loaded until `done` has returned.
-void Submit(const repository::ModelHandle& model, scheduler::InferenceRequest request,
+// The version stays loaded until `done` has returned. `services.tap`, when
+// set, sees the request first (RequestTap).
+void Submit(const Services& services, const repository::ModelHandle& model, scheduler::InferenceRequest request,
             const Call& call, scheduler::Completion done);
 
 }  // namespace inferd::serving

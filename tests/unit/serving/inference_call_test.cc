@@ -56,7 +56,7 @@ class InferenceCallTest : public ::testing::Test {
     auto model = ResolveModel(services_, call, "echo", "");
     EXPECT_TRUE(model.ok());
     std::promise<Status> result;
-    Submit(*model, std::move(request), call,
+    Submit(services_, *model, std::move(request), call,
            [&](StatusOr<scheduler::InferenceResponse> r) { result.set_value(r.status()); });
     return result.get_future().get();
   }
@@ -113,7 +113,7 @@ TEST_F(InferenceCallTest, ARefusalAnswersOnTheCallingThread) {
   auto model = ResolveModel(services_, MakeCall(), "echo", "");
   ASSERT_TRUE(model.ok());
   std::optional<Status> seen;
-  Submit(*model, std::move(bad), MakeCall(),
+  Submit(services_, *model, std::move(bad), MakeCall(),
          [&](StatusOr<scheduler::InferenceResponse> r) { seen = r.status(); });
   ASSERT_TRUE(seen.has_value());
   EXPECT_EQ(seen->code(), StatusCode::kInvalidArgument);
