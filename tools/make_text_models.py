@@ -213,7 +213,11 @@ def modules():
             positions = torch.arange(input_ids.size(1), device=input_ids.device).unsqueeze(0)
             x = self.embed(input_ids) + self.position(positions) + self.segment.weight[0]
             x = self.norm(x)
-            x = self.encoder(x, src_key_padding_mask=attention_mask == 0)
+            # The first token ([CLS]) always counts: a row without a real token (a warm-up on
+            # zeros) would leave the fast path's nested tensor empty.
+            padding = attention_mask == 0
+            padding[:, 0] = False
+            x = self.encoder(x, src_key_padding_mask=padding)
             return self.classify(torch.tanh(self.pool(x[:, 0])))
 
     return DebertaStyle, BertStyle

@@ -30,6 +30,12 @@ ModelQueue::Metrics ModelQueue::MakeMetrics(metrics::Registry& registry, const s
   m.cancelled = rejected("cancelled");
   m.draining = rejected("draining");
   m.queue_bytes = rejected("queue_bytes");
+  m.padded_tokens = registry.ShareCounter(
+      "inferd_padded_tokens_total",
+      "padding run in batches of requests of different lengths (pad_value)", labels);
+  m.real_tokens = registry.ShareCounter(
+      "inferd_real_tokens_total", "the requests' own tokens, in models with a pad_value",
+      labels);
   return m;
 }
 
@@ -148,6 +154,7 @@ int ModelQueue::CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int 
 
 void ModelQueue::SetCalibration(BatchCalibration calibration) {
   calibration_ = std::move(calibration);
+  if (calibration_.by_length) runner_.set_length_cost(calibration_.length_cost);
   if (calibration_.calibrated) {
     preferred_.clear();
     for (int b : calibration_.chosen_sizes()) {

@@ -129,13 +129,20 @@ class ModelQueue {
     std::shared_ptr<metrics::Counter> cancelled;
     std::shared_ptr<metrics::Counter> draining;
     std::shared_ptr<metrics::Counter> queue_bytes;  // refused for max_queue_bytes
+    // Models of variable lengths: padding tokens run and the real ones
+    // (padding waste = padded / real).
+    std::shared_ptr<metrics::Counter> padded_tokens;
+    std::shared_ptr<metrics::Counter> real_tokens;
   };
   // The model version's queue metrics in `registry` (shared with an earlier
   // queue of the same version).
   static Metrics MakeMetrics(metrics::Registry& registry, const std::string& model,
                              const std::string& version);
   // Set once, before the queue is shared (Scheduler::AddModel).
-  void set_metrics(const Metrics& m) { metrics_ = m; }
+  void set_metrics(const Metrics& m) {
+    metrics_ = m;
+    runner_.set_token_counters(m.padded_tokens, m.real_tokens);
+  }
   const Metrics& metrics() const { return metrics_; }
 
   // Executors running this model now, and whether one more may start.
