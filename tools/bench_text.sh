@@ -77,6 +77,21 @@ wait_ready() {
     "http://127.0.0.1:$port/predictions/$MODEL" || { tail -20 "$log" >&2; die "first request failed"; }
 }
 
+cpu_s() {  # CPU seconds of the server's process group (gunicorn's master and workers too)
+  $PY - "$SERVER_PID" <<'PYEOF'
+import os, sys
+pgid, hz, cpu = int(sys.argv[1]), os.sysconf("SC_CLK_TCK"), 0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        rest = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        continue
+    if int(rest[2]) == pgid:
+        cpu += (int(rest[11]) + int(rest[12])) / hz
+print(f"{cpu:.2f}")
+PYEOF
+}
+
 tokens() {  # inferd's token counters: "padded real"
   curl -sf "http://127.0.0.1:$1/metrics" |
     awk '/^inferd_padded_tokens_total/ {p += $2} /^inferd_real_tokens_total/ {r += $2} END {print p + 0, r + 0}'
@@ -111,11 +126,13 @@ for round in $(seq "$ROUNDS"); do
     for c in $CONCURRENCY; do
       before="0 0"
       [ "$cfg" = inferd ] && before=$(tokens "$metrics_port")
+      cpu0=$(cpu_s)
       line=$(WRK_TEXT_DIR="$BENCH/texts" wrk -t1 -c"$c" -d"$DURATION" --timeout "$TIMEOUT" \
         --latency -s tools/wrk_post_texts.lua "$url" | grep '^WRK_JSON' | sed 's/^WRK_JSON //')
+      cpu1=$(cpu_s)
       after="0 0"
       [ "$cfg" = inferd ] && after=$(tokens "$metrics_port")
-      echo "{\"config\": \"$cfg\", \"round\": $round, \"c\": $c, \"tokens_before\": \"$before\"," \
+      echo "{\"config\": \"$cfg\", \"round\": $round, \"c\": $c, \"cpu_s\": [$cpu0, $cpu1], \"tokens_before\": \"$before\"," \
            "\"tokens_after\": \"$after\", \"wrk\": $line}" | tee -a "$OUT/results.jsonl" >&2
     done
     [ "$cfg" = inferd ] && curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/inferd.r$round.metrics"

@@ -13,6 +13,8 @@ and as 8 single texts. Variants (each checked against the scripted module's logi
   frozen+onednn    frozen, with torch.jit.enable_onednn_fusion(True) (oneDNN Graph)
   eager-fastpath   BERT-style only: the eager nn.TransformerEncoder in inference_mode, where 1.13
                    takes its native fast path (fused attention, nested tensors for padding)
+  eager-slowpath   BERT-style only: the same module with autograd on (its parameters require
+                   grad), which keeps nn.TransformerEncoder off the fast path
 """
 
 import argparse
@@ -64,6 +66,7 @@ def variants(path, name):
                           scripted.state_dict()["classify.bias"].shape[0])
         model.load_state_dict(scripted.state_dict())
         out["eager-fastpath"] = (model.eval(), None)
+        out["eager-slowpath"] = (model, "grad")
     return out
 
 
@@ -71,6 +74,9 @@ def call(model, mode, ids, mask):
     torch._C._jit_override_can_fuse_on_cpu(mode == "nnc")
     torch._C._jit_set_texpr_fuser_enabled(mode == "nnc")
     torch.jit.enable_onednn_fusion(mode == "onednn")
+    if mode == "grad":
+        with torch.enable_grad():
+            return model(ids, mask).detach()
     with torch.inference_mode():
         return model(ids, mask)
 

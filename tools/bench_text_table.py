@@ -27,8 +27,8 @@ def main():
         return statistics.median(v) if v else None
 
     print("| c | " + " | ".join(f"{cfg} req/s (p50 / p90 / p99 ms)" for cfg in configs) +
-          " | inferd / tuned req/s | inferd / tuned p99 | padding waste |")
-    print("|---|" + "---|" * (len(configs) + 3))
+          " | inferd / tuned req/s | inferd / tuned p99 | padding waste | CPU ms per request |")
+    print("|---|" + "---|" * (len(configs) + 4))
     for c in cs:
         out = []
         for cfg in configs:
@@ -54,7 +54,14 @@ def main():
                 padded += a[0] - b[0]
                 real += a[1] - b[1]
             waste = f"{padded / real:.1%}" if real else "-"
-        print(f"| {c} | " + " | ".join(out) + f" | {ratio} | {p99} | {waste} |")
+        cpu = []
+        for cfg in configs:
+            v = [(r["cpu_s"][1] - r["cpu_s"][0]) * 1e3 / max(1, r["wrk"]["requests"])
+                 for r in cell.get((cfg, c), []) if "cpu_s" in r]
+            if v:
+                cpu.append(f"{cfg} {statistics.median(v):.0f}")
+        print(f"| {c} | " + " | ".join(out) + f" | {ratio} | {p99} | {waste} | "
+              f"{', '.join(cpu) or '-'} |")
     rounds = max(r["round"] for r in rows)
     print(f"\nmedians of {rounds} interleaved round(s); tuned = {TUNED}")
 
