@@ -332,6 +332,23 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
 
 namespace {
 
+// One forward's cost in ms by `timer`, or -1 with `failure` set when the
+// model failed or threw.
+double TimeForward(backend::Model& model, const CallTimer& timer,
+                   const std::vector<NamedTensor>& inputs, std::string* failure) {
+  Status status;
+  const double ms = timer([&] {
+    try {
+      status = model.Execute(inputs).status();
+    } catch (...) {
+      status = Internal(Describe(std::current_exception()));
+    }
+  });
+  if (status.ok()) return ms;
+  *failure = status.message();
+  return -1;
+}
+
 // Zero inputs of `batch` items in config order; empty when an input has
 // variable dims or is BYTES (no representative input can be made).
 std::vector<NamedTensor> ZeroInputs(const config::ModelConfig& config, int batch) {
@@ -372,20 +389,8 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
   };
   // One call's cost in ms, or a negative value when the model failed.
   std::string failure;
-  auto time_call = [&](const std::vector<NamedTensor>& inputs) -> double {
-    Status status;
-    const double ms = options.timer([&] {
-      try {
-        status = options_.model->Execute(inputs).status();
-      } catch (...) {
-        status = Internal(Describe(std::current_exception()));
-      }
-    });
-    if (!status.ok()) {
-      failure = status.message();
-      return -1;
-    }
-    return ms;
+  auto time_call = [&](const std::vector<NamedTensor>& inputs) {
+    return TimeForward(*options_.model, options.timer, inputs, &failure);
   };
 
   // Warm each size twice (the graph executor profiles a new shape, oneDNN
@@ -494,47 +499,40 @@ BatchCalibration BatchRunner::CalibrateLengths(const CalibrationOptions& options
   auto elapsed_s = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   };
-  for (int round = 0; round < 3; ++round) {
+  // Each shape is warmed by one call (the graph executor profiles it) and
+  // timed by the next; later rounds, while the budget lasts, keep the
+  // fastest call of each shape.
+  std::string failure;
+  auto timed = [&](const std::vector<NamedTensor>& inputs) {
+    return TimeForward(*options_.model, options.timer, inputs, &failure);
+  };
+  for (int round = 0; round < 3 && (round == 0 || elapsed_s() < options.budget_s); ++round) {
     size_t k = 0;
     for (int64_t length : lengths) {
       for (int batch : batches) {
-        if (round > 0 && elapsed_s() > options.budget_s) break;
         const std::vector<NamedTensor> inputs = OnesInputs(config, batch, length);
-        Status status;
-        const double ms = options.timer([&] {
-          try {
-            status = options_.model->Execute(inputs).status();
-          } catch (...) {
-            status = Internal(Describe(std::current_exception()));
-          }
-        });
-        if (!status.ok()) {
+        double ms = round == 0 ? timed(inputs) : 0;
+        if (ms >= 0) ms = timed(inputs);
+        if (ms < 0) {
           BatchCalibration failed;
           failed.note = "not calibrated: the model failed on " + std::to_string(batch) + " x " +
-                        std::to_string(length) + " tokens: " + status.message();
+                        std::to_string(length) + " tokens: " + failure;
           return failed;
         }
-        // Round 0 warms each shape (the graph executor profiles it).
         if (round == 0) {
-          c.length_points.push_back({batch, length, INFINITY});
+          c.length_points.push_back({batch, length, ms});
         } else {
           c.length_points[k].ms = std::min(c.length_points[k].ms, ms);
         }
         ++k;
       }
     }
-    if (elapsed_s() > options.max_budget_s) break;
   }
-  std::vector<CostPoint> measured;
-  for (const CostPoint& p : c.length_points) {
-    if (std::isfinite(p.ms)) measured.push_back(p);
-  }
-  c.length_points = measured;
-  c.length_cost = FitLengthCost(measured);
+  c.length_cost = FitLengthCost(c.length_points);
   c.by_length = true;
   c.seconds = elapsed_s();
   c.note = "batches cut by length: " + c.length_cost.ToString() + ", fitted to " +
-           std::to_string(measured.size()) + " measured forwards (batch sizes not calibrated)";
+           std::to_string(c.length_points.size()) + " measured shapes (batch sizes not calibrated)";
   return c;
 }
 
