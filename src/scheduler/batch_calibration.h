@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/length_buckets.h"
+
 namespace inferd::scheduler {
 
 // Runs `call` and returns what it cost, in ms.
@@ -63,6 +65,11 @@ struct BatchCalibration {
   std::vector<Size> sizes;  // ascending
   int max_batch = 0;        // the largest chosen size; 0 when not calibrated
   double seconds = 0;       // what the calibration cost at load
+  // Variable lengths (length_buckets.h): the measured forwards and the cost
+  // model fitted to them, which cuts batches by length.
+  bool by_length = false;
+  std::vector<CostPoint> length_points;
+  LengthCost length_cost;
 
   // The chosen sizes, ascending (1 first).
   std::vector<int> chosen_sizes() const;

@@ -110,9 +110,26 @@ class BatchRunner::Rows {
   int used_ = 0;
 };
 
+namespace {
+
+// The first input of a variable dim with a pad_value (not BYTES), or -1.
+int LengthInput(const config::ModelConfig& config) {
+  for (size_t i = 0; i < config.inputs.size(); ++i) {
+    const config::TensorSpec& spec = config.inputs[i];
+    if (!spec.pad_value || spec.dtype == DataType::kBytes) continue;
+    if (std::find(spec.dims.begin(), spec.dims.end(), -1) != spec.dims.end()) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
 BatchRunner::BatchRunner(Options options)
     : options_(std::move(options)),
-      row_bytes_(options_.hooks.preprocess_into ? FixedRowBytes(options_.config) : 0) {}
+      row_bytes_(options_.hooks.preprocess_into ? FixedRowBytes(options_.config) : 0),
+      length_input_(LengthInput(options_.config)) {}
 
 void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up) {
   std::vector<Pending> pending;
@@ -188,14 +205,62 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
     for (auto& m : more) requests.push_back(std::move(m));
   }
   if (live.empty()) return;
+  const Tensor* batch_rows = rows ? &rows->tensor() : nullptr;
+  if (batch_rows || live.size() == 1 || length_input_ < 0) {
+    RunGroup(requests, pending, live, start, batch_rows, stage);
+    return;
+  }
+  for (const std::vector<size_t>& group : Groups(requests, live)) {
+    RunGroup(requests, pending, group, start, nullptr, stage);
+  }
+}
 
+std::vector<std::vector<size_t>> BatchRunner::Groups(const std::vector<QueuedRequest>& requests,
+                                                     const std::vector<size_t>& live) const {
+  std::vector<int64_t> lengths;
+  std::vector<int> items;
+  lengths.reserve(live.size());
+  items.reserve(live.size());
+  for (size_t i : live) {
+    const Shape& s = requests[i].request.inputs[static_cast<size_t>(length_input_)].tensor.shape();
+    int64_t length = 1;
+    for (size_t d = 1; d < s.size(); ++d) length *= s[d];
+    lengths.push_back(length);
+    items.push_back(requests[i].items);
+  }
+  std::vector<std::vector<size_t>> groups =
+      PlanByLength(lengths, items, length_cost(), std::max(1, options_.config.max_batch_size));
+  for (auto& g : groups) {
+    for (size_t& k : g) k = live[k];
+  }
+  return groups;
+}
+
+void BatchRunner::set_length_cost(const LengthCost& cost) {
+  MutexLock lock(&cost_mu_);
+  length_cost_ = cost;
+}
+
+LengthCost BatchRunner::length_cost() const {
+  MutexLock lock(&cost_mu_);
+  return length_cost_;
+}
+
+void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
+                           const std::vector<size_t>& live, TimePoint start, const Tensor* rows,
+                           const char** stage) {
+  const std::string model = "model '" + options_.name + "'";
+  Clock& clock = *options_.clock;
+  auto answer = [&](size_t i, StatusOr<InferenceResponse> result) {
+    Answer(requests[i], &pending[i].answered, std::move(result));
+  };
   *stage = "batch assembly";
   StatusOr<AssembledBatch> assembled = AssembledBatch{};
   if (rows) {
     std::vector<int> live_items;
     live_items.reserve(live.size());
     for (size_t i : live) live_items.push_back(requests[i].items);
-    assembled = BatchOfRows(options_.config, rows->tensor(), std::move(live_items));
+    assembled = BatchOfRows(options_.config, *rows, std::move(live_items));
   } else {
     std::vector<const std::vector<NamedTensor>*> inputs;
     inputs.reserve(live.size());
@@ -208,6 +273,14 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
   }
   int batch_items = 0;
   for (int n : assembled->items) batch_items += n;
+  if (length_input_ >= 0 && padded_tokens_ && real_tokens_) {
+    const auto input = static_cast<size_t>(length_input_);
+    const Shape& batched = assembled->inputs[input].tensor.shape();
+    int64_t real = 0;
+    for (const auto& own : assembled->own_shapes) real += NumElements(own[input]);
+    padded_tokens_->Increment(static_cast<double>(NumElements(batched) - real));
+    real_tokens_->Increment(static_cast<double>(real));
+  }
 
   *stage = "the model's forward()";
   const TimePoint compute_start = clock.Now();
@@ -259,6 +332,23 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
 
 namespace {
 
+// One forward's cost in ms by `timer`, or -1 with `failure` set when the
+// model failed or threw.
+double TimeForward(backend::Model& model, const CallTimer& timer,
+                   const std::vector<NamedTensor>& inputs, std::string* failure) {
+  Status status;
+  const double ms = timer([&] {
+    try {
+      status = model.Execute(inputs).status();
+    } catch (...) {
+      status = Internal(Describe(std::current_exception()));
+    }
+  });
+  if (status.ok()) return ms;
+  *failure = status.message();
+  return -1;
+}
+
 // Zero inputs of `batch` items in config order; empty when an input has
 // variable dims or is BYTES (no representative input can be made).
 std::vector<NamedTensor> ZeroInputs(const config::ModelConfig& config, int batch) {
@@ -288,6 +378,7 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
     c.note = "calibrate: false in config.yaml";
     return c;
   }
+  if (length_input_ >= 0) return CalibrateLengths(options);
   if (ZeroInputs(config, 1).empty()) {
     c.note = "not calibrated: an input has variable dims or is BYTES";
     return c;
@@ -298,20 +389,8 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
   };
   // One call's cost in ms, or a negative value when the model failed.
   std::string failure;
-  auto time_call = [&](const std::vector<NamedTensor>& inputs) -> double {
-    Status status;
-    const double ms = options.timer([&] {
-      try {
-        status = options_.model->Execute(inputs).status();
-      } catch (...) {
-        status = Internal(Describe(std::current_exception()));
-      }
-    });
-    if (!status.ok()) {
-      failure = status.message();
-      return -1;
-    }
-    return ms;
+  auto time_call = [&](const std::vector<NamedTensor>& inputs) {
+    return TimeForward(*options_.model, options.timer, inputs, &failure);
   };
 
   // Warm each size twice (the graph executor profiles a new shape, oneDNN
@@ -372,6 +451,88 @@ BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const
   c.calibrated = true;
   c.seconds = elapsed_s();
   c.note += std::to_string(rounds) + " timed rounds";
+  return c;
+}
+
+namespace {
+
+// Inputs of `batch` items whose variable dims are `length`, every element 1
+// (a text model's real tokens: id 1, mask 1); empty for BYTES inputs.
+std::vector<NamedTensor> OnesInputs(const config::ModelConfig& config, int batch, int64_t length) {
+  std::vector<NamedTensor> inputs;
+  for (const config::TensorSpec& spec : config.inputs) {
+    if (spec.dtype == DataType::kBytes) return {};
+    Shape shape{batch};
+    for (int64_t d : spec.dims) shape.push_back(d < 0 ? length : d);
+    Tensor t = Tensor::AllocateUninitialized(spec.dtype, shape);
+    const size_t elem = DataTypeSize(spec.dtype);
+    std::vector<std::byte> one(elem);
+    switch (spec.dtype) {
+      case DataType::kFp32: { float v = 1; std::memcpy(one.data(), &v, elem); break; }
+      case DataType::kFp64: { double v = 1; std::memcpy(one.data(), &v, elem); break; }
+      case DataType::kBf16: { uint16_t v = 0x3f80; std::memcpy(one.data(), &v, elem); break; }
+      case DataType::kFp16: { uint16_t v = 0x3c00; std::memcpy(one.data(), &v, elem); break; }
+      default: one[0] = std::byte{1}; break;  // integers and BOOL, little-endian
+    }
+    for (int64_t e = 0; e < t.num_elements(); ++e) {
+      std::memcpy(t.mutable_data() + static_cast<size_t>(e) * elem, one.data(), elem);
+    }
+    inputs.push_back({spec.name, std::move(t)});
+  }
+  return inputs;
+}
+
+}  // namespace
+
+BatchCalibration BatchRunner::CalibrateLengths(const CalibrationOptions& options) const {
+  const config::ModelConfig& config = options_.config;
+  BatchCalibration c;
+  const int64_t longest = config.preprocess.kind == "text" ? config.preprocess.max_length : 128;
+  std::vector<int64_t> lengths;
+  for (int64_t l : {int64_t{16}, int64_t{64}, longest}) {
+    l = std::min(l, longest);
+    if (lengths.empty() || l > lengths.back()) lengths.push_back(l);
+  }
+  std::vector<int> batches = {1};
+  if (config.max_batch_size > 1) batches.push_back(std::min(4, config.max_batch_size));
+  const auto wall0 = std::chrono::steady_clock::now();
+  auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  };
+  // Each shape is warmed by one call (the graph executor profiles it) and
+  // timed by the next; later rounds, while the budget lasts, keep the
+  // fastest call of each shape.
+  std::string failure;
+  auto timed = [&](const std::vector<NamedTensor>& inputs) {
+    return TimeForward(*options_.model, options.timer, inputs, &failure);
+  };
+  for (int round = 0; round < 3 && (round == 0 || elapsed_s() < options.budget_s); ++round) {
+    size_t k = 0;
+    for (int64_t length : lengths) {
+      for (int batch : batches) {
+        const std::vector<NamedTensor> inputs = OnesInputs(config, batch, length);
+        double ms = round == 0 ? timed(inputs) : 0;
+        if (ms >= 0) ms = timed(inputs);
+        if (ms < 0) {
+          BatchCalibration failed;
+          failed.note = "not calibrated: the model failed on " + std::to_string(batch) + " x " +
+                        std::to_string(length) + " tokens: " + failure;
+          return failed;
+        }
+        if (round == 0) {
+          c.length_points.push_back({batch, length, ms});
+        } else {
+          c.length_points[k].ms = std::min(c.length_points[k].ms, ms);
+        }
+        ++k;
+      }
+    }
+  }
+  c.length_cost = FitLengthCost(c.length_points);
+  c.by_length = true;
+  c.seconds = elapsed_s();
+  c.note = "batches cut by length: " + c.length_cost.ToString() + ", fitted to " +
+           std::to_string(c.length_points.size()) + " measured shapes (batch sizes not calibrated)";
   return c;
 }
 

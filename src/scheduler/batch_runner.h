@@ -25,9 +25,16 @@
 // input (an identity model), and every response slice of it, keep it out of
 // the pool until they are gone (tensor_pool.h).
 //
+// Variable lengths (length_buckets.h): for a model with an input of a
+// variable dim and a pad_value (a text model's input_ids), a batch of
+// several requests is cut after pre-processing into sub-batches of similar
+// length by the modelled cost (set_length_cost; DefaultLengthCost until
+// then), each run and answered in turn, shortest first. The tokens computed
+// (padding) and the real ones are counted in the token counters when they are set.
+//
 // Thread-safety: Run and Calibrate may be called from several executor
-// threads at once (the model's Execute allows it); the pool is the runner's
-// only mutable state, and it is thread-safe.
+// threads at once (the model's Execute allows it); the pool and the length
+// cost (its own mutex) are the runner's mutable state, both thread-safe.
 // Ownership: the runner shares the model and hooks; the batch's requests are
 // owned by Run until each is answered.
 #pragma once
@@ -40,8 +47,11 @@
 #include "backend/backend.h"
 #include "common/clock.h"
 #include "common/tensor_pool.h"
+#include "common/thread_annotations.h"
+#include "metrics/registry.h"
 #include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
+#include "scheduler/length_buckets.h"
 #include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
@@ -78,7 +88,24 @@ class BatchRunner {
   // uncalibrated result with a note when the model cannot be measured
   // (max_batch_size 1, `calibrate: false`, variable or BYTES inputs, a model
   // that fails on zeros). Calls are timed with options.timer (it must be set).
+  // A model of variable lengths (see above) is measured on a grid of batch
+  // sizes and lengths instead: the result carries the fitted length_cost
+  // (by_length) and stays uncalibrated in batch sizes.
   BatchCalibration Calibrate(const CalibrationOptions& options) const;
+
+  // The cost model that cuts batches by length (from the calibration).
+  void set_length_cost(const LengthCost& cost) EXCLUDES(cost_mu_);
+  LengthCost length_cost() const EXCLUDES(cost_mu_);
+  // Whether batches are cut by length: the input that gives the length (a
+  // variable dim and a pad_value), or -1.
+  int length_input() const { return length_input_; }
+  // Counters of the padding tokens run and of the real ones; set once,
+  // before the runner is shared.
+  void set_token_counters(std::shared_ptr<metrics::Counter> padded,
+                          std::shared_ptr<metrics::Counter> real) {
+    padded_tokens_ = std::move(padded);
+    real_tokens_ = std::move(real);
+  }
 
   const std::string& name() const { return options_.name; }
   // The batch input pool's counters (reuse, allocations), for tests.
@@ -89,12 +116,25 @@ class BatchRunner {
   class Rows;
   void RunStages(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
                  TimePoint start, const TopUp& top_up, const char** stage);
+  // Assembly, forward, split and post-processing of the requests `group`.
+  void RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
+                const std::vector<size_t>& group, TimePoint start, const Tensor* rows,
+                const char** stage);
+  // `live` cut by length (one group when the model's batches are not).
+  std::vector<std::vector<size_t>> Groups(const std::vector<QueuedRequest>& requests,
+                                          const std::vector<size_t>& live) const;
+  BatchCalibration CalibrateLengths(const CalibrationOptions& options) const;
 
   const Options options_;
   // Bytes of one item of the model's single input when pre-processing can
   // write into batch rows (hooks.preprocess_into, fixed dims); else 0.
   const size_t row_bytes_;
   TensorPool input_pool_;
+  const int length_input_;
+  mutable Mutex cost_mu_;
+  LengthCost length_cost_ GUARDED_BY(cost_mu_) = DefaultLengthCost();
+  std::shared_ptr<metrics::Counter> padded_tokens_;
+  std::shared_ptr<metrics::Counter> real_tokens_;
 };
 
 }  // namespace inferd::scheduler

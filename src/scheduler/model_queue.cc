@@ -29,6 +29,12 @@ ModelQueue::Metrics ModelQueue::MakeMetrics(metrics::Registry& registry, const s
       "results dropped because their request was answered first (deadline while running, batch "
       "given up)",
       labels);
+  m.padded_tokens = registry.ShareCounter(
+      "inferd_padded_tokens_total",
+      "padding run in batches of requests of different lengths (pad_value)", labels);
+  m.real_tokens = registry.ShareCounter(
+      "inferd_real_tokens_total", "the requests' own tokens, in models with a pad_value",
+      labels);
   return m;
 }
 
@@ -185,6 +191,7 @@ void ModelQueue::SetCalibration(BatchCalibration calibration) {
   if (calibration_.calibrated && cost_s_ <= 0 && !calibration_.sizes.empty()) {
     cost_s_ = calibration_.sizes.front().latency_ms / 1000;  // until batches are measured
   }
+  if (calibration_.by_length) runner_.set_length_cost(calibration_.length_cost);
   if (calibration_.calibrated) {
     preferred_.clear();
     for (int b : calibration_.chosen_sizes()) {

@@ -129,13 +129,20 @@ class ModelQueue {
     // Results that came after their request was answered (504 at its
     // deadline while the batch ran, or the batch given up): dropped.
     std::shared_ptr<metrics::Counter> late_results;
+    // Models of variable lengths: padding tokens run and the real ones
+    // (padding waste = padded / real).
+    std::shared_ptr<metrics::Counter> padded_tokens;
+    std::shared_ptr<metrics::Counter> real_tokens;
   };
   // The model version's queue metrics in `registry` (shared with an earlier
   // queue of the same version).
   static Metrics MakeMetrics(metrics::Registry& registry, const std::string& model,
                              const std::string& version);
   // Set once, before the queue is shared (Scheduler::AddModel).
-  void set_metrics(const Metrics& m) { metrics_ = m; }
+  void set_metrics(const Metrics& m) {
+    metrics_ = m;
+    runner_.set_token_counters(m.padded_tokens, m.real_tokens);
+  }
   const Metrics& metrics() const { return metrics_; }
   // Sets the queue-depth gauge to size().
   void PublishDepth() const REQUIRES(mu_);

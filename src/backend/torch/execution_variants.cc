@@ -28,8 +28,11 @@ struct Candidate {
 
 // Seeded inputs of `batch` items like the ones the model will see: a model
 // with image pre-processing gets uniform pixels normalized by its mean/std;
-// other floating inputs get standard normal values; other types zeros (token
-// ids, masks). -1 dims as 1. Empty when an input cannot be made (BYTES).
+// other floating inputs get standard normal values; other types zeros, but
+// for a text model ones (real tokens: id 1, mask 1; a mask of zeros leaves
+// attention nothing to attend to). -1 dims as 1, for a text model as 64
+// tokens (within max_length): a candidate is timed at a length it serves.
+// Empty when an input cannot be made (BYTES).
 std::vector<at::Tensor> MakeInputs(const config::ModelConfig& config, int64_t batch) {
   std::vector<at::Tensor> inputs;
   auto generator = at::detail::createCPUGenerator(/*seed_in=*/20261201 + batch);
@@ -38,10 +41,11 @@ std::vector<at::Tensor> MakeInputs(const config::ModelConfig& config, int64_t ba
     const auto dtype = ToTorchDtype(spec.dtype);
     if (!dtype) return {};
     std::vector<int64_t> shape{batch};
-    for (int64_t d : spec.dims) shape.push_back(d < 0 ? 1 : d);
+    const int64_t variable = pre.kind == "text" ? std::min(64, pre.max_length) : 1;
+    for (int64_t d : spec.dims) shape.push_back(d < 0 ? variable : d);
     const auto options = at::TensorOptions().dtype(*dtype);
     if (!at::isFloatingType(*dtype)) {
-      inputs.push_back(at::zeros(shape, options));
+      inputs.push_back(pre.kind == "text" ? at::ones(shape, options) : at::zeros(shape, options));
       continue;
     }
     const int64_t channels = shape.size() == 4 ? shape[1] : 0;

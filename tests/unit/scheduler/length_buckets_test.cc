@@ -1,0 +1,196 @@
+#include "scheduler/length_buckets.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "scheduler/batch_runner.h"
+#include "scheduler/model_queue.h"
+#include "unit/scheduler/test_util.h"
+
+namespace inferd::scheduler {
+namespace {
+
+using testing::FloatTensor;
+using testing::Floats;
+
+TEST(LengthCostTest, CostsTheCallTheTokensAndThePairs) {
+  const LengthCost cost{2, 0.5, 0.01};
+  EXPECT_DOUBLE_EQ(cost.Cost(3, 10), 2 + 0.5 * 30 + 0.01 * 300);
+}
+
+TEST(FitLengthCostTest, RecoversTheTermsOfExactPoints) {
+  const LengthCost truth{3, 0.02, 0.0001};
+  std::vector<CostPoint> points;
+  for (int64_t items : {1, 4}) {
+    for (int64_t length : {16, 64, 256}) points.push_back({items, length, truth.Cost(items, length)});
+  }
+  const LengthCost fit = FitLengthCost(points);
+  EXPECT_NEAR(fit.fixed_ms, 3, 1e-6);
+  EXPECT_NEAR(fit.token_ms, 0.02, 1e-9);
+  EXPECT_NEAR(fit.token2_ms, 0.0001, 1e-11);
+}
+
+TEST(FitLengthCostTest, NeverFitsANegativeTerm) {
+  // Cost falls with length at batch 1: an unconstrained fit goes negative.
+  const std::vector<CostPoint> points = {{1, 16, 5}, {1, 64, 4.5}, {4, 16, 6}, {4, 64, 12}};
+  const LengthCost fit = FitLengthCost(points);
+  EXPECT_GE(fit.fixed_ms, 0);
+  EXPECT_GE(fit.token_ms, 0);
+  EXPECT_GE(fit.token2_ms, 0);
+  EXPECT_GT(fit.Cost(4, 64), fit.Cost(1, 16));
+}
+
+TEST(FitLengthCostTest, TooFewPointsGiveTheDefault) {
+  const LengthCost fit = FitLengthCost({{1, 16, 5}});
+  EXPECT_EQ(fit.fixed_ms, DefaultLengthCost().fixed_ms);
+  EXPECT_EQ(fit.token_ms, DefaultLengthCost().token_ms);
+}
+
+TEST(PlanByLengthTest, ALongRequestRunsApartFromShortOnesAndAfterThem) {
+  // 32 tokens' worth per call: seven 20-token texts share a call, the
+  // 250-token one runs alone (together: 32 + 8 * 250 = 2032; apart: 32 + 140
+  // + 32 + 250 = 454).
+  const std::vector<int64_t> lengths = {250, 20, 20, 20, 20, 20, 20, 20};
+  const std::vector<int> items(8, 1);
+  const auto groups = PlanByLength(lengths, items, DefaultLengthCost(), 16);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].size(), 7u);
+  EXPECT_EQ(groups[1], std::vector<size_t>{0});
+}
+
+TEST(PlanByLengthTest, ACostlyCallKeepsTheBatchWhole) {
+  const std::vector<int64_t> lengths = {30, 10, 20};
+  const auto groups = PlanByLength(lengths, {1, 1, 1}, LengthCost{1000, 1, 0}, 16);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0], (std::vector<size_t>{1, 2, 0}));  // ascending by length
+}
+
+TEST(PlanByLengthTest, FreeCallsRunEveryLengthApart) {
+  const std::vector<int64_t> lengths = {30, 10, 20, 10};
+  const auto groups = PlanByLength(lengths, {1, 1, 1, 1}, LengthCost{0, 1, 0}, 16);
+  // Equal lengths may share a call at no cost; different ones never do.
+  for (const auto& g : groups) {
+    for (size_t i : g) EXPECT_EQ(lengths[i], lengths[g[0]]);
+  }
+  size_t total = 0;
+  for (const auto& g : groups) total += g.size();
+  EXPECT_EQ(total, 4u);
+}
+
+TEST(PlanByLengthTest, GroupsStayWithinMaxItemsAndAnOversizedRequestRunsAlone) {
+  const std::vector<int64_t> lengths = {8, 8, 8, 8, 8};
+  const std::vector<int> items = {1, 2, 1, 9, 1};
+  const auto groups = PlanByLength(lengths, items, LengthCost{1000, 1, 0}, 4);
+  std::vector<size_t> seen;
+  for (const auto& g : groups) {
+    int n = 0;
+    for (size_t i : g) {
+      n += items[i];
+      seen.push_back(i);
+    }
+    if (g.size() > 1) {
+      EXPECT_LE(n, 4);
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<size_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(CountTokensTest, CountsThePaddingToTheLongest) {
+  const TokenCount c = CountTokens({5, 10, 3}, {1, 2, 1}, {0, 1, 2});
+  EXPECT_EQ(c.real, 5 + 20 + 3);
+  EXPECT_EQ(c.computed, 4 * 10);
+}
+
+// AddOne on a [-1] input, recording each batch's shape.
+class RecordingModel : public backend::Model {
+ public:
+  StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override {
+    const Tensor& in = inputs[0].tensor;
+    shapes.push_back(in.shape());
+    Tensor out = Tensor::Allocate(in.dtype(), in.shape());
+    for (int64_t i = 0; i < in.num_elements(); ++i) {
+      out.mutable_data_as<float>()[i] = in.data_as<float>()[i] + 1;
+    }
+    return std::vector<NamedTensor>{{"y", out}};
+  }
+  std::vector<Shape> shapes;
+};
+
+TEST(BatchRunnerByLengthTest, CutsTheBatchByLengthAndAnswersEveryRequestItsOwnRows) {
+  config::ModelConfig c = testing::Config(8, 0, {-1});
+  c.inputs[0].pad_value = 0;
+  c.outputs[0].dims = {-1};
+  auto model = std::make_shared<RecordingModel>();
+  BatchRunner::Options o;
+  o.name = "m:1";
+  o.config = c;
+  o.model = model;
+  BatchRunner runner(std::move(o));
+  ASSERT_EQ(runner.length_input(), 0);
+  auto padded = std::make_shared<metrics::Counter>();
+  auto real = std::make_shared<metrics::Counter>();
+  runner.set_token_counters(padded, real);
+
+  const std::vector<int64_t> lengths = {2, 40, 3, 2};
+  std::vector<QueuedRequest> batch;
+  std::vector<std::optional<StatusOr<InferenceResponse>>> results(lengths.size());
+  std::vector<int> order;  // the order of the answers
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    QueuedRequest q;
+    q.request.inputs = {{"x", FloatTensor({1, lengths[i]}, 100.0f * static_cast<float>(i))}};
+    q.done = [&, i](StatusOr<InferenceResponse> r) {
+      results[i] = std::move(r);
+      order.push_back(static_cast<int>(i));
+    };
+    batch.push_back(std::move(q));
+  }
+  runner.Run(batch, TimePoint());
+  // DefaultLengthCost: the three short ones share a call (padded to 3), the
+  // 40-token one runs alone, after them.
+  ASSERT_EQ(model->shapes.size(), 2u);
+  EXPECT_EQ(model->shapes[0], (Shape{3, 3}));
+  EXPECT_EQ(model->shapes[1], (Shape{1, 40}));
+  EXPECT_EQ(order.back(), 1);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    ASSERT_TRUE(results[i] && results[i]->ok()) << i;
+    const Tensor& y = (*results[i])->outputs[0].tensor;
+    EXPECT_EQ(y.shape(), (Shape{1, lengths[i]}));
+    EXPECT_EQ(Floats(y)[0], 100.0f * static_cast<float>(i) + 1);
+    EXPECT_EQ(Floats(y).back(), 100.0f * static_cast<float>(i) + static_cast<float>(lengths[i]));
+  }
+  EXPECT_EQ((*results[1])->batch_size, 1);
+  EXPECT_EQ((*results[0])->batch_size, 3);
+  EXPECT_EQ(real->value(), 2 + 40 + 3 + 2);
+  EXPECT_EQ(padded->value(), 9 - 7);
+}
+
+TEST(BatchRunnerByLengthTest, CalibrationFitsALengthCostOnAGridOfShapes) {
+  config::ModelConfig c = testing::Config(8, 0, {-1});
+  c.inputs[0].pad_value = 0;
+  c.outputs[0].dims = {-1};
+  auto model = std::make_shared<RecordingModel>();
+  BatchRunner::Options o;
+  o.name = "m:1";
+  o.config = c;
+  o.model = model;
+  BatchRunner runner(std::move(o));
+  CalibrationOptions options;
+  // A fake clock: 1 ms per call, 0.01 ms per token.
+  options.timer = [&](const std::function<void()>& call) {
+    call();
+    return 1.0 + 0.01 * static_cast<double>(NumElements(model->shapes.back()));
+  };
+  const BatchCalibration cal = runner.Calibrate(options);
+  EXPECT_TRUE(cal.by_length);
+  EXPECT_FALSE(cal.calibrated);
+  EXPECT_EQ(cal.length_points.size(), 6u);  // batch 1 and 4 at 16, 64 and 128 tokens
+  EXPECT_NEAR(cal.length_cost.fixed_ms, 1, 1e-6);
+  EXPECT_NEAR(cal.length_cost.token_ms, 0.01, 1e-9);
+  EXPECT_NE(cal.note.find("batches cut by length"), std::string::npos) << cal.note;
+}
+
+}  // namespace
+}  // namespace inferd::scheduler

@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""The table of tools/bench_text.sh: results.jsonl -> markdown, medians over rounds per
+(configuration, concurrency), inferd's ratios to the tuned peer (gunicorn2_t1_tcmalloc, or the
+best peer by req/s at that concurrency when it was not measured) and inferd's padding waste
+(padded / real tokens over the step).
+
+  /usr/bin/python3 tools/bench_text_table.py OUT/results.jsonl
+"""
+
+import json
+import statistics
+import sys
+
+TUNED = "gunicorn2_t1_tcmalloc"
+
+
+def main():
+    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    cell = {}
+    for r in rows:
+        cell.setdefault((r["config"], r["c"]), []).append(r)
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    cs = sorted({r["c"] for r in rows})
+
+    def med(cfg, c, key):
+        v = [r["wrk"][key] for r in cell.get((cfg, c), [])]
+        return statistics.median(v) if v else None
+
+    print("| c | " + " | ".join(f"{cfg} req/s (p50 / p90 / p99 ms)" for cfg in configs) +
+          " | inferd / tuned req/s | inferd / tuned p99 | padding waste | CPU ms per request |")
+    print("|---|" + "---|" * (len(configs) + 4))
+    for c in cs:
+        out = []
+        for cfg in configs:
+            rps = med(cfg, c, "ok_requests_per_s")
+            if rps is None:
+                out.append("-")
+                continue
+            errors = sum(r["wrk"]["errors"] for r in cell[(cfg, c)])
+            out.append(f"{rps:.1f} ({med(cfg, c, 'p50_ms'):.0f} / {med(cfg, c, 'p90_ms'):.0f} / "
+                       f"{med(cfg, c, 'p99_ms'):.0f})" + (f" {errors} errors" if errors else ""))
+        peers = [cfg for cfg in configs if cfg != "inferd" and (cfg, c) in cell]
+        tuned = TUNED if TUNED in peers else max(
+            peers, key=lambda p: med(p, c, "ok_requests_per_s"), default=None)
+        ratio = p99 = waste = "-"
+        if tuned and ("inferd", c) in cell:
+            ratio = f"{med('inferd', c, 'ok_requests_per_s') / med(tuned, c, 'ok_requests_per_s'):.2f}x"
+            p99 = f"{med('inferd', c, 'p99_ms') / med(tuned, c, 'p99_ms'):.2f}x"
+        if ("inferd", c) in cell:
+            padded = real = 0.0
+            for r in cell[("inferd", c)]:
+                b = [float(x) for x in r["tokens_before"].split()]
+                a = [float(x) for x in r["tokens_after"].split()]
+                padded += a[0] - b[0]
+                real += a[1] - b[1]
+            waste = f"{padded / real:.1%}" if real else "-"
+        cpu = []
+        for cfg in configs:
+            v = [(r["cpu_s"][1] - r["cpu_s"][0]) * 1e3 / max(1, r["wrk"]["requests"])
+                 for r in cell.get((cfg, c), []) if "cpu_s" in r]
+            if v:
+                cpu.append(f"{cfg} {statistics.median(v):.0f}")
+        print(f"| {c} | " + " | ".join(out) + f" | {ratio} | {p99} | {waste} | "
+              f"{', '.join(cpu) or '-'} |")
+    rounds = max(r["round"] for r in rows)
+    print(f"\nmedians of {rounds} interleaved round(s); tuned = {TUNED}")
+
+
+if __name__ == "__main__":
+    main()
