@@ -9,7 +9,7 @@
 #   tools/bench_ab.sh A_BINARY B_BINARY
 #   env: STORE_A=examples/model-store STORE_B=$STORE_A MODEL=mobilenet_v3_small
 #        IMAGE=examples/images/cat.jpg CONCS="8 16" ROUNDS=5 DURATION=5 WARM_S=15
-#        OUT=bench-out/ab-<time>
+#        OUT=bench-out/ab-<time> FORM= (bench --form, e.g. v2json for a JSON request file)
 # For a store variant (a config change), pass the same binary twice with STORE_A / STORE_B.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +38,7 @@ for v in A B; do
 done
 bench() {  # bench V C SECONDS JSON
   "$A" bench --url "http://127.0.0.1:$(port "$1")" --model "$MODEL" --input "$IMAGE" \
+    ${FORM:+--form "$FORM"} \
     --concurrency "$2" --duration "$3" --warmup 1 --windows 1 --max-windows 1 --no-progress \
     ${4:+--json "$4"} > /dev/null
 }

@@ -264,9 +264,10 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     RETURN_IF_ERROR(r.ReadInt("max_queue_size", &c.max_queue_size, 1));
     RETURN_IF_ERROR(r.ReadInt("request_timeout_ms", &c.request_timeout_ms, 1, 86'400'000));
     RETURN_IF_ERROR(ParseInstances(r, &c.instances));
-    RETURN_IF_ERROR(r.Read("precision", &c.precision, "fp32 or bf16"));
-    RETURN_IF_ERROR(
-        r.Expect(c.precision == "fp32" || c.precision == "bf16", "precision", "fp32 or bf16"));
+    RETURN_IF_ERROR(r.Read("precision", &c.precision, "auto, fp32, bf16 or int8"));
+    RETURN_IF_ERROR(r.Expect(c.precision == "auto" || c.precision == "fp32" ||
+                                 c.precision == "bf16" || c.precision == "int8",
+                             "precision", "auto, fp32, bf16 or int8"));
     RETURN_IF_ERROR(r.Read("variants", &c.variants,
                            "auto, frozen, channels_last or optimize_for_inference"));
     RETURN_IF_ERROR(r.Expect(c.variants == "auto" || c.variants == "frozen" ||
