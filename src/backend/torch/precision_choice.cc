@@ -15,7 +15,6 @@ namespace inferd::backend {
 namespace {
 
 constexpr int kTimedCalls = 3;
-constexpr double kSlowMsPerItem = 20;  // past this: fewer samples and timed calls
 constexpr int64_t kMaxSampleBatch = 8;
 
 std::string Fmt(const char* format, double v) {
@@ -160,7 +159,7 @@ std::vector<c10::IValue> PrecisionArguments(const PrecisionModule& m,
 StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
                                           const PrecisionModule& fp32,
                                           const config::ModelConfig& config,
-                                          const std::string& model_dir) {
+                                          const std::string& model_dir, double fp32_ms_per_item) {
   const std::string& name = config.name;
   const bool automatic = config.precision == "auto";
   ChosenPrecision chosen{fp32, {config.precision, "fp32", 0, "", {}}};
@@ -173,7 +172,9 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
       config.max_batch_size > 1 ? std::min<int64_t>(config.max_batch_size, kMaxSampleBatch) : 1;
   ::torch::jit::Module reference_module = fp32.module;
   ASSIGN_OR_RETURN(SampleSet samples,
-                   MakeSamples(config, model_dir, reference_module, kDrawnSamples, batch));
+                   MakeSamples(config, model_dir, reference_module,
+                               fp32_ms_per_item > kSlowMsPerItem ? kDrawnSamplesSlow : kDrawnSamples,
+                               batch));
   PrecisionTrial base{"fp32", true, 0, 0, 0, 0, 0, ""};
   Reference ref;
   std::string unusable;

@@ -49,6 +49,10 @@ inline constexpr double kBf16Tolerance = 1e-2;
 inline constexpr double kInt8Tolerance = 5e-2;
 inline constexpr double kInt8MinLinearShare = 0.25;
 inline constexpr int kDrawnSamples = 8;
+// Drawn for a model whose fp32 forward takes more than kSlowMsPerItem an item
+// (as the execution variants timed it): ResNet-50's load doubled otherwise.
+inline constexpr int kDrawnSamplesSlow = 4;
+inline constexpr double kSlowMsPerItem = 20;
 
 // A module as Execute runs it, with the conversions its inputs need.
 struct PrecisionModule {
@@ -68,12 +72,13 @@ std::vector<c10::IValue> PrecisionArguments(const PrecisionModule& m,
                                             std::vector<at::Tensor> inputs);
 
 // `eval`: the module before freezing (candidates are frozen copies of it);
-// `fp32`: the module served at fp32, the reference; `model_dir`: DIR/<model>.
+// `fp32`: the module served at fp32, the reference; `model_dir`: DIR/<model>;
+// `fp32_ms_per_item`: its cost as the variants timed it (0: unknown).
 // kInvalidArgument for unreadable or malformed samples; kFailedPrecondition
 // when an explicit bf16 or int8 is refused.
 StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
                                           const PrecisionModule& fp32,
                                           const config::ModelConfig& config,
-                                          const std::string& model_dir);
+                                          const std::string& model_dir, double fp32_ms_per_item);
 
 }  // namespace inferd::backend

@@ -134,8 +134,12 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                                 " needs a module torch::jit::freeze accepts; use precision: fp32");
     }
     const std::string model_dir = std::filesystem::path(path).parent_path().parent_path().string();
-    ASSIGN_OR_RETURN(ChosenPrecision chosen,
-                     ChoosePrecision(eval, {module, channels_last, false}, load.config, model_dir));
+    double fp32_ms = 0;
+    for (const ExecutionVariantTrial& t : report.trials) {
+      if (t.name == report.chosen) fp32_ms = t.ms_per_item;
+    }
+    ASSIGN_OR_RETURN(ChosenPrecision chosen, ChoosePrecision(eval, {module, channels_last, false},
+                                                             load.config, model_dir, fp32_ms));
     module = chosen.served.module;
     channels_last = chosen.served.channels_last;
     bf16_inputs = chosen.served.bf16_inputs;
