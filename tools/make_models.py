@@ -26,7 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The scripts each store's models are made by: a change to one rebuilds them.
-GENERATORS = {"store": ["models_example.py", "models_digits.py"], "test-store": ["models_test.py", "make_text_models.py"]}
+GENERATORS = {"store": ["models_example.py", "models_digits.py"], "test-store": ["models_test.py", "make_text_models.py", "make_precision_models.py"]}
 EXAMPLE_CONFIGS = os.path.join(os.path.dirname(HERE), "examples", "model-store")
 
 
@@ -95,6 +95,7 @@ def main():
             import models_test
             models_test.build(args.test_store, args.force, generator_digest("test-store"))
             __import__("make_text_models").build(args.test_store, args.force)  # text_classifier, bert_tiny
+            __import__("make_precision_models").build(args.test_store, args.force, generator_digest("test-store"))
             write_stamp(args.test_store, text)
     log(f"done in {time.time() - started:.1f} s")
 

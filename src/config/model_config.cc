@@ -266,9 +266,10 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     RETURN_IF_ERROR(r.ReadInt("weight", &c.weight, 1, 1000));
     RETURN_IF_ERROR(r.ReadInt("max_execution_ms", &c.max_execution_ms, 0, 86'400'000));
     RETURN_IF_ERROR(ParseInstances(r, &c.instances));
-    RETURN_IF_ERROR(r.Read("precision", &c.precision, "fp32 or bf16"));
-    RETURN_IF_ERROR(
-        r.Expect(c.precision == "fp32" || c.precision == "bf16", "precision", "fp32 or bf16"));
+    RETURN_IF_ERROR(r.Read("precision", &c.precision, "auto, fp32, bf16 or int8"));
+    RETURN_IF_ERROR(r.Expect(c.precision == "auto" || c.precision == "fp32" ||
+                                 c.precision == "bf16" || c.precision == "int8",
+                             "precision", "auto, fp32, bf16 or int8"));
     RETURN_IF_ERROR(r.Read("variants", &c.variants,
                            "auto, frozen, channels_last or optimize_for_inference"));
     RETURN_IF_ERROR(r.Expect(c.variants == "auto" || c.variants == "frozen" ||

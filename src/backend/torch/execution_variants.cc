@@ -26,41 +26,6 @@ struct Candidate {
   bool channels_last = false;
 };
 
-// Seeded inputs of `batch` items like the ones the model will see: a model
-// with image pre-processing gets uniform pixels normalized by its mean/std;
-// other floating inputs get standard normal values; other types zeros, but
-// for a text model ones (real tokens: id 1, mask 1; a mask of zeros leaves
-// attention nothing to attend to). -1 dims as 1, for a text model as 64
-// tokens (within max_length): a candidate is timed at a length it serves.
-// Empty when an input cannot be made (BYTES).
-std::vector<at::Tensor> MakeInputs(const config::ModelConfig& config, int64_t batch) {
-  std::vector<at::Tensor> inputs;
-  auto generator = at::detail::createCPUGenerator(/*seed_in=*/20261201 + batch);
-  const auto& pre = config.preprocess;
-  for (const config::TensorSpec& spec : config.inputs) {
-    const auto dtype = ToTorchDtype(spec.dtype);
-    if (!dtype) return {};
-    std::vector<int64_t> shape{batch};
-    const int64_t variable = pre.kind == "text" ? std::min(64, pre.max_length) : 1;
-    for (int64_t d : spec.dims) shape.push_back(d < 0 ? variable : d);
-    const auto options = at::TensorOptions().dtype(*dtype);
-    if (!at::isFloatingType(*dtype)) {
-      inputs.push_back(pre.kind == "text" ? at::ones(shape, options) : at::zeros(shape, options));
-      continue;
-    }
-    const int64_t channels = shape.size() == 4 ? shape[1] : 0;
-    if (pre.kind == "image" && static_cast<int64_t>(pre.mean.size()) == channels &&
-        static_cast<int64_t>(pre.std.size()) == channels) {
-      at::Tensor mean = at::tensor(pre.mean).view({1, channels, 1, 1});
-      at::Tensor std = at::tensor(pre.std).view({1, channels, 1, 1});
-      inputs.push_back(((at::rand(shape, generator) - mean) / std).to(*dtype));
-    } else {
-      inputs.push_back(at::randn(shape, generator, options));
-    }
-  }
-  return inputs;
-}
-
 std::vector<at::Tensor> Forward(::torch::jit::Module& module, const std::vector<at::Tensor>& inputs,
                                 bool channels_last) {
   c10::InferenceMode inference_mode;
@@ -96,8 +61,44 @@ double RelativeError(const std::vector<at::Tensor>& got, const std::vector<at::T
   return diff / scale;
 }
 
-// The cost of one call in ms: the calling thread's CPU time when its
-// intra-op pool is this one thread (the load is then irrelevant), else wall.
+std::string Percent(double gain) { return std::to_string(static_cast<int>(gain * 100)) + "%"; }
+
+}  // namespace
+
+std::vector<at::Tensor> MakeInputs(const config::ModelConfig& config, int64_t batch,
+                                   int64_t variable_dim) {
+  std::vector<at::Tensor> inputs;
+  auto generator = at::detail::createCPUGenerator(/*seed_in=*/20261201 + batch);
+  const auto& pre = config.preprocess;
+  for (const config::TensorSpec& spec : config.inputs) {
+    const auto dtype = ToTorchDtype(spec.dtype);
+    if (!dtype) return {};
+    std::vector<int64_t> shape{batch};
+    // A text model is timed at a length it serves (64 tokens within
+    // max_length) unless the caller asks for another.
+    const int64_t variable =
+        pre.kind == "text" && variable_dim == 1 ? std::min<int64_t>(64, pre.max_length) : variable_dim;
+    for (int64_t d : spec.dims) shape.push_back(d < 0 ? variable : d);
+    const auto options = at::TensorOptions().dtype(*dtype);
+    if (!at::isFloatingType(*dtype)) {
+      // Token ids and masks: ones for a text model (a mask of zeros leaves
+      // attention nothing to attend to), zeros otherwise.
+      inputs.push_back(pre.kind == "text" ? at::ones(shape, options) : at::zeros(shape, options));
+      continue;
+    }
+    const int64_t channels = shape.size() == 4 ? shape[1] : 0;
+    if (pre.kind == "image" && static_cast<int64_t>(pre.mean.size()) == channels &&
+        static_cast<int64_t>(pre.std.size()) == channels) {
+      at::Tensor mean = at::tensor(pre.mean).view({1, channels, 1, 1});
+      at::Tensor std = at::tensor(pre.std).view({1, channels, 1, 1});
+      inputs.push_back(((at::rand(shape, generator) - mean) / std).to(*dtype));
+    } else {
+      inputs.push_back(at::randn(shape, generator, options));
+    }
+  }
+  return inputs;
+}
+
 double TimeCallMs(const std::function<void()>& call) {
   const bool one_thread = at::get_num_threads() == 1;
   const auto wall0 = std::chrono::steady_clock::now();
@@ -108,9 +109,13 @@ double TimeCallMs(const std::function<void()>& call) {
       .count();
 }
 
-std::string Percent(double gain) { return std::to_string(static_cast<int>(gain * 100)) + "%"; }
-
-}  // namespace
+::torch::jit::Module FrozenCopy(const ::torch::jit::Module& eval) {
+  std::stringstream bytes;
+  eval.save(bytes);
+  ::torch::jit::Module own = ::torch::jit::load(bytes, at::Device(at::kCPU));
+  own.eval();
+  return ::torch::jit::freeze(own);
+}
 
 ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Module frozen,
                             const config::ModelConfig& config, const std::string& mode) {
@@ -132,16 +137,8 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
        true},
       {"optimize_for_inference",
        [&]() -> std::optional<::torch::jit::Module> {
-         // A copy in a compilation unit of its own: clone() and freeze()
-         // register their types in the module's unit, and a frozen graph
-         // holds the weights as constants, so a rejected candidate made by
-         // eval.clone() would keep two copies of the weights alive for as
-         // long as the served model (measured: +4.4 MiB on 2.1 MiB of weights).
-         std::stringstream bytes;
-         eval.save(bytes);
-         ::torch::jit::Module own = ::torch::jit::load(bytes, at::Device(at::kCPU));
-         own.eval();
-         ::torch::jit::Module copy = ::torch::jit::freeze(own);
+         // A copy in a compilation unit of its own (FrozenCopy).
+         ::torch::jit::Module copy = FrozenCopy(eval);
          return ::torch::jit::optimize_for_inference(copy);
        },
        false},
@@ -154,7 +151,9 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
     return chosen;
   };
   if (mode == "frozen") return skip_all("variants: frozen in config.yaml");
-  if (config.precision != "fp32") return skip_all("variants are tried for fp32 models only");
+  if (config.precision != "fp32" && config.precision != "auto") {
+    return skip_all("variants are tried for fp32 models only");
+  }
   if (one.empty() || config.inputs.empty()) {
     return skip_all("inputs that cannot be generated (BYTES, or none listed)");
   }

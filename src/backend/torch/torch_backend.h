@@ -7,9 +7,9 @@
 // Load: torch::jit::load, eval(), then torch::jit::freeze (on failure, e.g. a
 // module that keeps Python-only attributes, the unfrozen module is used and a
 // warning is logged), then the execution variant is chosen (verified and
-// timed, execution_variants.h). `precision: bf16` runs forward() under CPU autocast to
-// bf16 (see torch_model.h). Load never throws: a missing or unreadable file comes back
-// as kInvalidArgument naming the path.
+// timed, execution_variants.h), then, for `precision: auto | bf16 | int8`, the precision
+// (checked against fp32 on sample inputs, precision_choice.h). Load never throws: a
+// missing or unreadable file comes back as kInvalidArgument naming the path.
 //
 // Thread-safety: Load may be called from several loader threads at once.
 // InitExecutorThread configures only the calling thread (OpenMP keeps one team

@@ -5,10 +5,10 @@
 #include <optional>
 #include <utility>
 
-#include <ATen/autocast_mode.h>
 #include <spdlog/spdlog.h>
 
 #include "backend/torch/execution_variants.h"
+#include "backend/torch/precision_choice.h"
 #include "backend/torch/tensor_conversion.h"
 #include "memory/allocator.h"
 
@@ -29,31 +29,6 @@ std::string Message(const std::exception& e) {
 }
 
 std::string Quoted(const std::string& name) { return "'" + name + "'"; }
-
-// CPU autocast to bf16 on the calling thread for one forward() (the state is
-// thread-local), restored afterwards.
-class ScopedBf16Autocast {
- public:
-  explicit ScopedBf16Autocast(bool enable) : enable_(enable) {
-    if (!enable_) return;
-    was_enabled_ = at::autocast::is_cpu_enabled();
-    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
-  }
-  ~ScopedBf16Autocast() {
-    if (!enable_) return;
-    at::autocast::set_cpu_enabled(was_enabled_);
-    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
-  }
-  ScopedBf16Autocast(const ScopedBf16Autocast&) = delete;
-  ScopedBf16Autocast& operator=(const ScopedBf16Autocast&) = delete;
-
- private:
-  const bool enable_;
-  bool was_enabled_ = false;
-  at::ScalarType previous_dtype_ = at::kBFloat16;
-};
 
 bool IsFloating(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
@@ -85,22 +60,25 @@ Status CheckInputCount(::torch::jit::Module& module, const config::ModelConfig& 
 }  // namespace
 
 TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
-                       bool channels_last, ExecutionReport report, int64_t weight_bytes)
+                       bool channels_last, bool bf16_inputs, ExecutionReport report,
+                       PrecisionReport precision, int64_t weight_bytes)
     : module_(std::move(module)),
       config_(std::move(config)),
-      bf16_(config_.precision == "bf16"),
+      bf16_inputs_(bf16_inputs),
       frozen_(frozen),
       channels_last_(channels_last),
       report_(std::move(report)),
+      precision_(std::move(precision)),
       weight_bytes_(weight_bytes) {}
 
 StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                                                        const Options& options) {
   const std::string& path = load.model_path;
   const std::string& name = load.config.name;
-  if (load.config.precision != "fp32" && load.config.precision != "bf16") {
-    return InvalidArgument("model " + Quoted(name) + ": precision " +
-                           Quoted(load.config.precision) + " is not one of fp32, bf16");
+  const std::string& precision = load.config.precision;
+  if (precision != "fp32" && precision != "bf16" && precision != "int8" && precision != "auto") {
+    return InvalidArgument("model " + Quoted(name) + ": precision " + Quoted(precision) +
+                           " is not one of auto, fp32, bf16, int8");
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
@@ -148,10 +126,29 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     channels_last = chosen.channels_last;
     report = std::move(chosen.report);
   }
+  bool bf16_inputs = false;
+  PrecisionReport precision_report;
+  if (precision != "fp32") {
+    if (!frozen) {
+      return FailedPrecondition("model " + Quoted(name) + ": precision " + precision +
+                                " needs a module torch::jit::freeze accepts; use precision: fp32");
+    }
+    const std::string model_dir = std::filesystem::path(path).parent_path().parent_path().string();
+    double fp32_ms = 0;
+    for (const ExecutionVariantTrial& t : report.trials) {
+      if (t.name == report.chosen) fp32_ms = t.ms_per_item;
+    }
+    ASSIGN_OR_RETURN(ChosenPrecision chosen, ChoosePrecision(eval, {module, channels_last, false},
+                                                             load.config, model_dir, fp32_ms));
+    module = chosen.served.module;
+    channels_last = chosen.served.channels_last;
+    bf16_inputs = chosen.served.bf16_inputs;
+    precision_report = std::move(chosen.report);
+  }
   eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more
   auto model = std::shared_ptr<TorchModel>(
-      new TorchModel(std::move(module), load.config, frozen, channels_last, std::move(report),
-                     weight_bytes));
+      new TorchModel(std::move(module), load.config, frozen, channels_last, bf16_inputs,
+                     std::move(report), std::move(precision_report), weight_bytes));
   if (options.warm_up) {
     Status status = model->WarmUp();
     if (!status.ok()) return status;
@@ -161,8 +158,9 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   memory::ReleaseFreeMemory();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start).count();
-  spdlog::info("model '{}': loaded {} in {} ms ({}, {}, variant {})", name, path, ms,
-               frozen ? "frozen" : "not frozen", load.config.precision,
+  spdlog::info("model '{}': loaded {} in {} ms ({}, precision {}, variant {})", name, path, ms,
+               frozen ? "frozen" : "not frozen",
+               model->precision_.chosen.empty() ? precision : model->precision_.chosen,
                model->report_.chosen.empty() ? "none" : model->report_.chosen);
   return model;
 }
@@ -181,7 +179,6 @@ Status TorchModel::WarmUp() {
     try {
       c10::InferenceMode inference_mode;
       ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
-      ScopedBf16Autocast autocast(bf16_);
       result = module_.forward(std::move(args));
     } catch (const std::exception& e) {
       // Zero inputs may be meaningless to a model; requests will tell.
@@ -196,44 +193,6 @@ Status TorchModel::WarmUp() {
                              outputs.status().message());
     }
   }
-  return bf16_ ? CheckBf16AgainstFp32() : Status::Ok();
-}
-
-Status TorchModel::CheckBf16AgainstFp32() {
-  std::vector<at::Tensor> fp32, bf16;
-  try {
-    c10::InferenceMode inference_mode;
-    auto generator = at::detail::createCPUGenerator(/*seed_in=*/20261129);
-    std::vector<c10::IValue> args;
-    for (const config::TensorSpec& spec : config_.inputs) {
-      std::vector<int64_t> shape{1};
-      for (int64_t d : spec.dims) shape.push_back(d < 0 ? 1 : d);
-      const auto dtype = ToTorchDtype(spec.dtype);
-      if (!dtype) return Status::Ok();
-      args.emplace_back(IsFloating(*dtype)
-                            ? at::rand(shape, generator, at::TensorOptions().dtype(*dtype))
-                            : at::zeros(shape, at::TensorOptions().dtype(*dtype)));
-    }
-    fp32 = FlattenTensors(module_.forward(args));
-    ScopedBf16Autocast autocast(true);
-    bf16 = FlattenTensors(module_.forward(args));
-  } catch (const std::exception& e) {
-    return Status::Ok();  // random inputs may be meaningless to the model
-  }
-  double worst = 0;
-  for (size_t i = 0; i < fp32.size() && i < bf16.size(); ++i) {
-    if (!IsFloating(fp32[i].scalar_type())) continue;
-    at::Tensor a = fp32[i].to(at::kFloat), b = bf16[i].to(at::kFloat);
-    if (a.isfinite().all().item<bool>() && !b.isfinite().all().item<bool>()) {
-      return FailedPrecondition("model " + Quoted(config_.name) +
-                                ": precision bf16 gives non-finite outputs where fp32 does not; "
-                                "use precision: fp32");
-    }
-    const double scale = a.abs().max().item<double>() + 1e-6;
-    worst = std::max(worst, (a - b).abs().max().item<double>() / scale);
-  }
-  spdlog::info("model '{}': bf16 vs fp32 on a random input: max error {:.3g} of the largest output",
-               config_.name, worst);
   return Status::Ok();
 }
 
@@ -243,8 +202,9 @@ StatusOr<std::vector<c10::IValue>> TorchModel::ToArguments(
   args.reserve(inputs.size());
   auto add = [&](const NamedTensor& input) -> Status {
     ASSIGN_OR_RETURN(at::Tensor t, ToTorch(input.tensor, "input " + Quoted(input.name)));
-    if (channels_last_ && t.dim() == 4 && at::isFloatingType(t.scalar_type())) {
-      t = t.contiguous(at::MemoryFormat::ChannelsLast);
+    if (at::isFloatingType(t.scalar_type())) {
+      if (bf16_inputs_) t = t.to(at::kBFloat16);
+      if (channels_last_ && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
     }
     args.emplace_back(std::move(t));
     return Status::Ok();
@@ -284,7 +244,7 @@ StatusOr<std::vector<c10::IValue>> TorchModel::ToArguments(
 
 StatusOr<NamedTensor> TorchModel::ToOutput(std::string name, at::Tensor tensor,
                                            const config::TensorSpec* spec) const {
-  if (bf16_ && tensor.scalar_type() == at::kBFloat16) {
+  if (bf16_inputs_ && tensor.scalar_type() == at::kBFloat16) {
     at::ScalarType wanted = at::kFloat;
     if (spec != nullptr) {
       if (auto t = ToTorchDtype(spec->dtype); t && IsFloating(*t)) wanted = *t;
@@ -376,12 +336,7 @@ StatusOr<std::vector<NamedTensor>> TorchModel::Execute(const std::vector<NamedTe
   try {
     c10::InferenceMode inference_mode;
     ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
-    c10::IValue result;
-    {
-      ScopedBf16Autocast autocast(bf16_);
-      result = module_.forward(std::move(args));
-    }
-    return FromResult(result);
+    return FromResult(module_.forward(std::move(args)));
   } catch (const std::exception& e) {
     return Internal("model " + Quoted(config_.name) + " failed in forward(): " + Message(e));
   }

@@ -9,12 +9,10 @@
 // dict). Output datatypes are checked against the config, at load time by a
 // warm-up run on zero inputs and again on every call.
 //
-// precision bf16: forward() runs under CPU autocast to bf16 (matrix products
-// and convolutions in bf16, precision-sensitive ops in fp32, weights folded in
-// fp32 by freeze and cast per call); bf16 outputs are cast back to the
-// config's datatype (FP32 when the config lists none). Chosen over converting
-// the module to bf16: same speed on ResNet-18 (1.9x fp32), 2-3x smaller error
-// on MobileNetV3 (conv-bn folding in bf16 loses precision).
+// precision bf16, int8 or auto: chosen and checked against fp32 at load
+// (precision_choice.h). A bf16 module gets its floating inputs cast to bf16;
+// its bf16 outputs are cast back to the config's datatype (FP32 when the
+// config lists none).
 //
 // Thread-safety: Execute may be called concurrently from several threads; it
 // runs under c10::InferenceMode and touches no mutable state of its own
@@ -29,6 +27,7 @@
 #include <torch/script.h>
 
 #include "backend/backend.h"
+#include "backend/precision_report.h"
 
 namespace inferd::backend {
 
@@ -47,6 +46,9 @@ class TorchModel : public Model {
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
 
   ExecutionReport execution_report() const override { return report_; }
+  // The precision chosen at load and every candidate measured; empty
+  // `requested` for precision fp32.
+  const PrecisionReport& precision_report() const { return precision_; }
 
   bool frozen() const { return frozen_; }
   // Parameters and buffers of the module as loaded (before freezing folds them).
@@ -54,7 +56,8 @@ class TorchModel : public Model {
 
  private:
   TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
-             bool channels_last, ExecutionReport report, int64_t weight_bytes);
+             bool channels_last, bool bf16_inputs, ExecutionReport report,
+             PrecisionReport precision, int64_t weight_bytes);
 
   StatusOr<std::vector<c10::IValue>> ToArguments(const std::vector<NamedTensor>& inputs) const;
   StatusOr<std::vector<NamedTensor>> FromResult(const c10::IValue& result) const;
@@ -64,17 +67,13 @@ class TorchModel : public Model {
   // forward that throws is only logged; outputs that do not match the config
   // (count, names, datatypes) fail the load with kInvalidArgument.
   Status WarmUp();
-  // With precision bf16: runs a seeded random input with and without autocast
-  // and logs the largest difference (relative to the largest fp32 output);
-  // non-finite bf16 outputs where fp32 is finite fail the load.
-  Status CheckBf16AgainstFp32();
-
   ::torch::jit::Module module_;  // forward() is safe to call concurrently
   const config::ModelConfig config_;
-  const bool bf16_;
+  const bool bf16_inputs_;  // floating inputs are cast to bf16 (precision bf16)
   const bool frozen_;
   const bool channels_last_;  // 4-D floating inputs go in as channels-last
   const ExecutionReport report_;
+  const PrecisionReport precision_;
   const int64_t weight_bytes_;
 };
 

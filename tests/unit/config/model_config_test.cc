@@ -104,7 +104,7 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   ExpectError(in + "max_batch_szie: 4", "max_batch_szie: unknown key");
   ExpectError(in + "instances: many", "instances: expected auto or {count");
   ExpectError(in + "instances: {count: 0}", "instances");
-  ExpectError(in + "precision: int4", "precision: expected fp32 or bf16");
+  ExpectError(in + "precision: int4", "precision: expected auto, fp32, bf16 or int8, got 'int4'");
   ExpectError(in + "max_batch_size: 4\ndynamic_batching: {preferred_batch_sizes: [8]}",
               "preferred_batch_sizes: expected sizes between 1 and max_batch_size (4)");
   ExpectError(in + "dynamic_batching: {calibrate: sometimes}", "calibrate: expected true or false");
@@ -116,6 +116,16 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   ExpectError("inputs: [{name: x, datatype: FP32, shape: [2]}, {name: x, datatype: FP32, shape: [2]}]",
               "inputs[1].name: expected a name not used twice");
   ExpectError("inputs: [unclosed", "not valid YAML");
+}
+
+TEST(ModelConfigTest, PrecisionTakesAutoAndInt8) {
+  for (const char* precision : {"auto", "fp32", "bf16", "int8"}) {
+    auto c = ParseModelConfig(std::string("precision: ") + precision +
+                                  "\ninputs: [{name: x, datatype: FP32, shape: [2]}]\n",
+                              "c.yaml", "m");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->precision, precision);
+  }
 }
 
 TEST(ModelConfigTest, MissingFileIsNotFound) {

@@ -1,0 +1,290 @@
+#include "backend/torch/precision_choice.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "backend/torch/execution_variants.h"
+#include "backend/torch/precision_passes.h"
+#include "backend/torch/precision_samples.h"
+#include "backend/torch/tensor_conversion.h"
+
+namespace inferd::backend {
+namespace {
+
+constexpr int kTimedCalls = 3;
+constexpr int64_t kMaxSampleBatch = 8;
+
+std::string Fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+std::string What(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  std::string what = c10_error ? c10_error->what_without_backtrace() : e.what();
+  return what.substr(0, 300);
+}
+
+std::vector<at::Tensor> Run(const PrecisionModule& m, const std::vector<at::Tensor>& batch) {
+  c10::InferenceMode inference_mode;
+  ::torch::jit::Module module = m.module;
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : FlattenTensors(module.forward(PrecisionArguments(m, batch)))) {
+    out.push_back(t.scalar_type() == at::kBFloat16 ? t.to(at::kFloat) : t.contiguous());
+  }
+  return out;
+}
+
+// Min over `calls` of the time per item of batch 0.
+double MsPerItem(const PrecisionModule& m, const SampleSet& samples, int calls) {
+  const std::vector<at::Tensor>& batch = samples.batches.front();
+  double best = INFINITY;
+  for (int i = 0; i < calls; ++i) best = std::min(best, TimeCallMs([&] { Run(m, batch); }));
+  return best / static_cast<double>(batch.front().size(0));
+}
+
+// The fp32 outputs of every batch, and each output's largest magnitude.
+struct Reference {
+  std::vector<std::vector<at::Tensor>> outputs;  // per batch
+  std::vector<double> scale;                     // per output
+};
+
+// Runs every sample through `m` and measures it against the reference into
+// `trial`; empty when it passes, else why it is refused.
+std::string Check(const PrecisionModule& m, const SampleSet& samples, const Reference& ref,
+                  PrecisionTrial* trial) {
+  std::vector<double> diff(ref.scale.size(), 0);
+  for (size_t b = 0; b < samples.batches.size(); ++b) {
+    std::vector<at::Tensor> got;
+    try {
+      got = Run(m, samples.batches[b]);
+    } catch (const std::exception& e) {
+      return "fails on sample batch " + std::to_string(b + 1) + ": " + What(e);
+    }
+    const std::vector<at::Tensor>& want = ref.outputs[b];
+    if (got.size() != want.size()) return "returns a different number of outputs";
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (!got[i].sizes().equals(want[i].sizes())) return "returns outputs of another shape";
+      if (!at::isFloatingType(want[i].scalar_type())) {
+        if (!got[i].equal(want[i])) return "integer output " + std::to_string(i) + " differs";
+        continue;
+      }
+      at::Tensor a = got[i].to(at::kDouble), r = want[i].to(at::kDouble);
+      if (!a.isfinite().all().item<bool>() && r.isfinite().all().item<bool>()) {
+        return "gives non-finite outputs where fp32 does not";
+      }
+      diff[i] = std::max(diff[i], (a - r).abs().max().item<double>());
+      if (r.dim() != 2 || r.size(1) < 2) continue;  // top-1: [batch, classes] outputs
+      const auto top2 = std::get<0>(r.topk(2, 1));
+      const at::Tensor clear = (top2.select(1, 0) - top2.select(1, 1)) >
+                               trial->tolerance * ref.scale[i];
+      const at::Tensor agree = a.argmax(1) == r.argmax(1);
+      trial->top1_checked += static_cast<int>(clear.sum().item<int64_t>());
+      trial->top1_agreed += static_cast<int>((clear & agree).sum().item<int64_t>());
+    }
+  }
+  for (size_t i = 0; i < diff.size(); ++i) {
+    trial->max_relative_error = std::max(trial->max_relative_error, diff[i] / ref.scale[i]);
+  }
+  if (!(trial->max_relative_error <= trial->tolerance)) {
+    return "max error " + Fmt("%.3g", trial->max_relative_error) +
+           " of the largest output is above the tolerance " + Fmt("%.3g", trial->tolerance);
+  }
+  if (trial->top1_agreed < trial->top1_checked) {
+    return "top-1 differs from fp32 on " +
+           std::to_string(trial->top1_checked - trial->top1_agreed) + " of " +
+           std::to_string(trial->top1_checked) + " samples with a clear fp32 margin";
+  }
+  return "";
+}
+
+// Why `auto` does not build `precision` here ("" when it does).
+std::string WhyNotBuilt(const std::string& precision, const ::torch::jit::Module& eval) {
+  const CpuPrecisionFeatures& cpu = PrecisionFeatures();
+  if (precision == "bf16") {
+    return cpu.bf16 ? "" : "this CPU has no avx512_bf16 or amx_bf16 (bf16 would be emulated)";
+  }
+  if (!cpu.int8_engine) return "this libtorch has no oneDNN quantized engine";
+  if (!cpu.vnni) return "this CPU has no VNNI (avx512_vnni, avx_vnni, amx_int8)";
+  int64_t matrices = 0, all = 0;
+  for (const at::Tensor& p : eval.parameters(/*recurse=*/true)) {
+    if (!p.is_floating_point()) continue;
+    all += p.numel();
+    if (p.dim() == 2) matrices += p.numel();
+  }
+  const double share = all > 0 ? static_cast<double>(matrices) / static_cast<double>(all) : 0;
+  if (share < kInt8MinLinearShare) {
+    return "2-D weights (linear layers) are " + Fmt("%.0f", share * 100) +
+           "% of the weights; int8 quantizes linear layers only (libtorch 1.13 has no dynamic "
+           "int8 convolution)";
+  }
+  return "";
+}
+
+StatusOr<PrecisionModule> Build(const std::string& precision, const ::torch::jit::Module& eval,
+                                bool has_image_input) {
+  PrecisionModule m{FrozenCopy(eval), false, false};
+  if (precision == "bf16") {
+    CastFloatConstantsToBf16(m.module);
+    m.bf16_inputs = true;
+    m.channels_last = has_image_input;
+    return m;
+  }
+  TurnOffTransformerFastPaths(m.module);
+  ASSIGN_OR_RETURN(int quantized, QuantizeLinearsDynamic(m.module));
+  if (quantized == 0) return FailedPrecondition("no linear layer with constant weights");
+  return m;
+}
+
+}  // namespace
+
+std::vector<c10::IValue> PrecisionArguments(const PrecisionModule& m,
+                                            std::vector<at::Tensor> inputs) {
+  std::vector<c10::IValue> args;
+  args.reserve(inputs.size());
+  for (at::Tensor& t : inputs) {
+    if (at::isFloatingType(t.scalar_type())) {
+      if (m.bf16_inputs) t = t.to(at::kBFloat16);
+      if (m.channels_last && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
+    }
+    args.emplace_back(std::move(t));
+  }
+  return args;
+}
+
+StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
+                                          const PrecisionModule& fp32,
+                                          const config::ModelConfig& config,
+                                          const std::string& model_dir, double fp32_ms_per_item) {
+  const std::string& name = config.name;
+  const bool automatic = config.precision == "auto";
+  ChosenPrecision chosen{fp32, {config.precision, "fp32", 0, "", {}}};
+  PrecisionReport& report = chosen.report;
+  auto refuse_request = [&](const std::string& why) {
+    return FailedPrecondition("model '" + name + "': precision " + config.precision + " " + why +
+                              "; use precision: fp32 or auto");
+  };
+  const int64_t batch =
+      config.max_batch_size > 1 ? std::min<int64_t>(config.max_batch_size, kMaxSampleBatch) : 1;
+  ::torch::jit::Module reference_module = fp32.module;
+  ASSIGN_OR_RETURN(SampleSet samples,
+                   MakeSamples(config, model_dir, reference_module,
+                               fp32_ms_per_item > kSlowMsPerItem ? kDrawnSamplesSlow : kDrawnSamples,
+                               batch));
+  PrecisionTrial base{"fp32", true, 0, 0, 0, 0, 0, ""};
+  Reference ref;
+  std::string unusable;
+  if (samples.batches.empty()) unusable = "no sample inputs (BYTES inputs): add a samples/ folder";
+  if (unusable.empty()) {
+    try {
+      for (const auto& b : samples.batches) ref.outputs.push_back(Run(fp32, b));
+      ref.scale.assign(ref.outputs.front().size(), 1e-12);
+      for (const auto& outs : ref.outputs) {
+        for (size_t i = 0; i < outs.size() && i < ref.scale.size(); ++i) {
+          if (at::isFloatingType(outs[i].scalar_type())) {
+            ref.scale[i] = std::max(ref.scale[i], outs[i].abs().max().item<double>());
+          }
+        }
+      }
+    } catch (const std::exception& e) {
+      unusable = "fp32 fails on the " + samples.source + " samples: " + What(e);
+    }
+  }
+  if (!unusable.empty()) {
+    if (!automatic) return refuse_request("cannot be checked: " + unusable);
+    base.verdict = "chosen: " + unusable;
+    report.candidates.push_back(base);
+    spdlog::warn("model '{}': precision auto serves fp32: {}", name, unusable);
+    return chosen;
+  }
+  report.samples = samples.items;
+  report.sample_source = samples.source;
+  // A slow model's first timing tells; a fast one's minimum over a few calls.
+  base.ms_per_item = MsPerItem(fp32, samples, 1);
+  const int calls = base.ms_per_item > kSlowMsPerItem ? 1 : kTimedCalls;
+  if (calls > 1) base.ms_per_item = std::min(base.ms_per_item, MsPerItem(fp32, samples, calls));
+  bool has_image_input = false;
+  for (const at::Tensor& t : samples.batches.front()) {
+    has_image_input |= t.dim() == 4 && at::isFloatingType(t.scalar_type());
+  }
+
+  std::vector<std::string> wanted =
+      automatic ? std::vector<std::string>{"bf16", "int8"} : std::vector<std::string>{
+                                                                 config.precision};
+  std::vector<std::optional<PrecisionModule>> built;
+  report.candidates.push_back(base);
+  for (const std::string& precision : wanted) {
+    PrecisionTrial t{precision, false, 0, 0, 0, 0, 0, ""};
+    t.tolerance = precision == "bf16" ? kBf16Tolerance : kInt8Tolerance;
+    std::optional<PrecisionModule> module;
+    const std::string skip = automatic ? WhyNotBuilt(precision, eval) : "";
+    if (!skip.empty()) {
+      t.verdict = "not built: " + skip;
+    } else {
+      StatusOr<PrecisionModule> m = Internal("not built");
+      try {
+        m = Build(precision, eval, has_image_input);
+      } catch (const std::exception& e) {
+        m = Internal(What(e));
+      }
+      if (!m.ok()) {
+        t.verdict = "not built: " + m.status().message();
+        if (!automatic) return refuse_request("cannot be built: " + m.status().message());
+      } else {
+        t.built = true;
+        std::string why = Check(*m, samples, ref, &t);
+        if (why.empty()) {
+          t.ms_per_item = MsPerItem(*m, samples, calls);
+          module = std::move(m).value();
+        } else {
+          t.verdict = "refused: " + why;
+          if (!automatic) return refuse_request("is refused: " + why);
+        }
+      }
+    }
+    report.candidates.push_back(t);
+    built.push_back(std::move(module));
+  }
+
+  // The fastest kept candidate wins if it saves kMinGain of fp32's time;
+  // an explicit precision that was kept is served as asked.
+  size_t best = 0;  // index in report.candidates; 0 is fp32
+  for (size_t i = 1; i < report.candidates.size(); ++i) {
+    const PrecisionTrial& t = report.candidates[i];
+    if (!built[i - 1]) continue;
+    const double best_ms = report.candidates[best].ms_per_item;
+    if (!automatic || (t.ms_per_item <= base.ms_per_item * (1 - kMinGain) &&
+                       t.ms_per_item < best_ms)) {
+      best = i;
+    }
+  }
+  for (size_t i = 0; i < report.candidates.size(); ++i) {
+    PrecisionTrial& t = report.candidates[i];
+    const std::string vs_fp32 =
+        i == 0 ? "" : Fmt("%.2fx", base.ms_per_item / std::max(t.ms_per_item, 1e-9)) + " fp32's speed";
+    if (i == best) {
+      t.verdict = i == 0 ? "chosen: no kept candidate saves " +
+                               Fmt("%.0f", kMinGain * 100) + "% of fp32's time"
+                         : "chosen: " + vs_fp32;
+    } else if (i > 0 && built[i - 1]) {
+      t.verdict = "accepted, not chosen: " + vs_fp32;
+    } else if (i == 0) {
+      t.verdict = "the reference";
+    }
+    spdlog::info("model '{}': precision {}: {} ms per item, max error {} (tolerance {}), top-1 "
+                 "{}/{}: {}",
+                 name, t.precision, Fmt("%.3f", t.ms_per_item), Fmt("%.3g", t.max_relative_error),
+                 Fmt("%.3g", t.tolerance), t.top1_agreed, t.top1_checked, t.verdict);
+  }
+  report.chosen = report.candidates[best].precision;
+  if (best > 0) chosen.served = *built[best - 1];
+  spdlog::info("model '{}': precision {} serves {} (checked on {} samples, {})", name,
+               config.precision, report.chosen, report.samples, report.sample_source);
+  return chosen;
+}
+
+}  // namespace inferd::backend
