@@ -45,7 +45,7 @@ std::vector<at::Tensor> MakeInputs(const config::ModelConfig& config, int64_t ba
       continue;
     }
     const int64_t channels = shape.size() == 4 ? shape[1] : 0;
-    if (pre.kind == "image" && static_cast<int64_t>(pre.mean.size()) == channels &&
+    if (pre.kind == config::PreprocessKind::kImage && static_cast<int64_t>(pre.mean.size()) == channels &&
         static_cast<int64_t>(pre.std.size()) == channels) {
       at::Tensor mean = at::tensor(pre.mean).view({1, channels, 1, 1});
       at::Tensor std = at::tensor(pre.std).view({1, channels, 1, 1});
@@ -150,7 +150,7 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
     return chosen;
   };
   if (mode == "frozen") return skip_all("variants: frozen in config.yaml");
-  if (config.precision != "fp32") return skip_all("variants are tried for fp32 models only");
+  if (config.precision != config::Precision::kFp32) return skip_all("variants are tried for fp32 models only");
   if (one.empty() || config.inputs.empty()) {
     return skip_all("inputs that cannot be generated (BYTES, or none listed)");
   }

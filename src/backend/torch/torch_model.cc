@@ -88,7 +88,7 @@ TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, 
                        bool channels_last, ExecutionReport report, int64_t weight_bytes)
     : module_(std::move(module)),
       config_(std::move(config)),
-      bf16_(config_.precision == "bf16"),
+      bf16_(config_.precision == config::Precision::kBf16),
       frozen_(frozen),
       channels_last_(channels_last),
       report_(std::move(report)),
@@ -98,10 +98,6 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                                                        const Options& options) {
   const std::string& path = load.model_path;
   const std::string& name = load.config.name;
-  if (load.config.precision != "fp32" && load.config.precision != "bf16") {
-    return InvalidArgument("model " + Quoted(name) + ": precision " +
-                           Quoted(load.config.precision) + " is not one of fp32, bf16");
-  }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return InvalidArgument("model " + Quoted(name) + ": model file " + Quoted(path) +
@@ -143,7 +139,8 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   ExecutionReport report;
   bool channels_last = false;
   if (frozen && options.choose_variant) {
-    ChosenVariant chosen = ChooseVariant(eval, module, load.config, load.config.variants);
+    ChosenVariant chosen = ChooseVariant(eval, module, load.config,
+                                         std::string(config::Name(load.config.variants)));
     module = chosen.module;
     channels_last = chosen.channels_last;
     report = std::move(chosen.report);
@@ -162,7 +159,7 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start).count();
   spdlog::info("model '{}': loaded {} in {} ms ({}, {}, variant {})", name, path, ms,
-               frozen ? "frozen" : "not frozen", load.config.precision,
+               frozen ? "frozen" : "not frozen", config::Name(load.config.precision),
                model->report_.chosen.empty() ? "none" : model->report_.chosen);
   return model;
 }

@@ -174,7 +174,7 @@ void Lifecycle::RunLoad(const std::string& name) {
   if (!e->config) {
     cannot = FailedPrecondition(e->config_error);
   } else if (e->versions.empty()) {
-    cannot = FailedPrecondition("no version folder with a model.pt in " + e->dir + " (expected " +
+    cannot = FailedPrecondition("no version folder with a model file in " + e->dir + " (expected " +
                                 e->dir + "/1/model.pt)");
   }
   if (!cannot.ok()) {
