@@ -17,6 +17,7 @@ packages=(
   wrk
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3-grpcio python3-grpc-tools
   python3-yaml
+  libxgboost-dev python3-xgboost  # backend: xgboost (src/backend/xgboost) and its reference answers
   clang-14  # make thread-safety: clang's -Wthread-safety over src/ (CI)
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).

@@ -75,6 +75,8 @@ def main():
     sys.path.insert(0, HERE)
     started = time.time()
     if args.store:
+        import make_xgboost_models  # wine_xgb (backend: xgboost); no torch
+        make_xgboost_models.build_store(args.store, args.force)
         models = ["digits_cnn", "resnet18", "mobilenet_v3_small"]
         if args.with_resnet50:
             models.append("resnet50")
