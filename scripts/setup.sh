@@ -18,7 +18,6 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3-grpcio python3-grpc-tools
   python3-yaml
   libxgboost-dev python3-xgboost  # backend: xgboost (src/backend/xgboost) and its reference answers
-  npm  # fetches ONNX Runtime (setup_onnxruntime.sh); not needed at run time
   clang-14  # make thread-safety: clang's -Wthread-safety over src/ (CI)
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).
@@ -37,5 +36,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-# ONNX Runtime (backend: onnxruntime) is not a Debian package: from npm, pinned.
+# ONNX Runtime (backend: onnxruntime) is not a Debian package: from npm, pinned
+# (setup_onnxruntime.sh installs Debian's npm when no npm is on the PATH).
 bash "$(dirname "$0")/setup_onnxruntime.sh"

@@ -20,7 +20,12 @@ if [ -f "$dest/lib/libonnxruntime.so.1" ] && [ -f "$dest/include/onnxruntime_cxx
    [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$stamp" ]; then
   exit 0
 fi
-command -v npm > /dev/null || { echo "setup_onnxruntime: npm is missing (apt-get install npm)" >&2; exit 1; }
+if ! command -v npm > /dev/null; then  # any npm will do (a NodeSource nodejs brings its own)
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends npm
+fi
 echo "setup: installing ONNX Runtime ($stamp) into $dest"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
