@@ -3,9 +3,11 @@
 #include <onnxruntime_cxx_api.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <optional>
+
+#include "backend/model_file.h"
 
 namespace inferd::backend {
 namespace {
@@ -72,12 +74,7 @@ StatusOr<std::shared_ptr<OnnxModel>> OnnxModel::Load(const LoadOptions& load,
   const config::ModelConfig& c = load.config;
   const std::string& path = load.model_path;
   const std::string where = "model " + Quoted(c.name) + ": ";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return InvalidArgument(where + "model file " + Quoted(path) +
-                           " does not exist or is not a file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
+  ASSIGN_OR_RETURN(const int64_t file_bytes, ModelFileBytes(load));
   const auto start = std::chrono::steady_clock::now();
   auto graph = std::make_unique<Graph>();
   graph->env = options.env;
@@ -150,8 +147,7 @@ StatusOr<std::shared_ptr<OnnxModel>> OnnxModel::Load(const LoadOptions& load,
   }
   for (const auto& n : graph->input_names) graph->input_ptrs.push_back(n.c_str());
   for (const auto& n : graph->output_names) graph->output_ptrs.push_back(n.c_str());
-  std::shared_ptr<OnnxModel> model(
-      new OnnxModel(std::move(graph), c, ec ? 0 : static_cast<int64_t>(size)));
+  std::shared_ptr<OnnxModel> model(new OnnxModel(std::move(graph), c, file_bytes));
 
   // A run on zeros of batch 1: outputs whose datatypes contradict the config fail the load.
   std::vector<NamedTensor> zeros;

@@ -3,10 +3,12 @@
 #include <spdlog/spdlog.h>
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
+
+#include "backend/model_file.h"
 
 namespace inferd::backend {
 namespace {
@@ -62,20 +64,14 @@ StatusOr<std::shared_ptr<XGBoostModel>> XGBoostModel::Load(const LoadOptions& lo
   if (!c.outputs.empty() && c.outputs[0].dtype != DataType::kFp32) {
     return InvalidArgument(where + "outputs[0].datatype: XGBoost predicts FP32");
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return InvalidArgument(where + "model file " + Quoted(path) +
-                           " does not exist or is not a file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
+  ASSIGN_OR_RETURN(const int64_t file_bytes, ModelFileBytes(load));
   const auto start = std::chrono::steady_clock::now();
 
   BoosterHandle handle = nullptr;
   if (XGBoosterCreate(nullptr, 0, &handle) != 0) {
     return Internal(where + "XGBoosterCreate: " + LastError());
   }
-  std::shared_ptr<XGBoostModel> model(
-      new XGBoostModel(handle, c, c.inputs[0].dims[0], ec ? 0 : static_cast<int64_t>(size)));
+  std::shared_ptr<XGBoostModel> model(new XGBoostModel(handle, c, c.inputs[0].dims[0], file_bytes));
   if (XGBoosterLoadModel(handle, path.c_str()) != 0) {
     return InvalidArgument(where + "cannot load " + Quoted(path) +
                            " as an XGBoost model: " + LastError());
