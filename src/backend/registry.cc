@@ -52,6 +52,12 @@ std::vector<std::string> Registry::Names() {
   return names;
 }
 
+std::vector<std::string> Registry::ModelFiles(const config::ModelConfig& config) {
+  const Capabilities* caps = Find(std::string(config::Name(config.backend)));
+  if (caps && !caps->model_files.empty()) return caps->model_files;
+  return {"model.pt"};
+}
+
 Status Registry::CheckConfig(const config::ModelConfig& config, const std::string& file) {
   const std::string name(config::Name(config.backend));
   const Capabilities* caps = Find(name);

@@ -61,6 +61,9 @@ class Registry {
   static const Capabilities* Find(const std::string& name);
   // Registered names, sorted.
   static std::vector<std::string> Names();
+  // The model file names a version folder may hold for this config's backend,
+  // in the order looked for; {"model.pt"} when the backend is not registered.
+  static std::vector<std::string> ModelFiles(const config::ModelConfig& config);
 
   // kInvalidArgument "<file>: <key>: ..." when the config's backend is
   // registered and does not support what the config asks (precision,

@@ -20,16 +20,6 @@ bool IsDirectory(const fs::path& p) {
   return fs::is_directory(p, ec);
 }
 
-// The model file names a version folder may hold for this config's backend
-// (backend/registry.h); model.pt when the config is invalid or its backend is
-// not built in (the load then says why).
-std::vector<std::string> ModelFiles(const std::optional<config::ModelConfig>& config) {
-  const backend::Capabilities* caps =
-      config ? backend::Registry::Find(std::string(config::Name(config->backend))) : nullptr;
-  if (caps && !caps->model_files.empty()) return caps->model_files;
-  return {"model.pt"};
-}
-
 // Positive integer folder names holding one of `files`, ascending.
 std::vector<StoredVersion> ScanVersions(const fs::path& model_dir,
                                         const std::vector<std::string>& files) {
@@ -103,7 +93,10 @@ StatusOr<StoredModel> ModelStore::Read(const std::string& name) const {
   } else {
     model.config_error = supported.message();
   }
-  model.versions = ScanVersions(dir, ModelFiles(model.config));
+  // model.pt when the config is invalid (the load then says why).
+  model.versions = ScanVersions(
+      dir, model.config ? backend::Registry::ModelFiles(*model.config)
+                        : std::vector<std::string>{"model.pt"});
   return model;
 }
 

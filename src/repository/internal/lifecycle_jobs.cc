@@ -6,6 +6,7 @@
 #include <future>
 #include <tuple>
 
+#include "backend/registry.h"
 #include "repository/internal/lifecycle.h"
 #include "repository/memory_budget.h"
 #include "repository/model_name.h"
@@ -175,7 +176,8 @@ void Lifecycle::RunLoad(const std::string& name) {
     cannot = FailedPrecondition(e->config_error);
   } else if (e->versions.empty()) {
     cannot = FailedPrecondition("no version folder with a model file in " + e->dir + " (expected " +
-                                e->dir + "/1/model.pt)");
+                                e->dir + "/1/" +
+                                backend::Registry::ModelFiles(*e->config).front() + ")");
   }
   if (!cannot.ok()) {
     e->error = cannot.message();

@@ -72,6 +72,11 @@ TEST(RegistryTest, RegistersOnceByName) {
   ASSERT_NE(Registry::Find("xgboost"), nullptr);
   EXPECT_EQ(Registry::Find("xgboost")->model_files.front(), "model.json");
   EXPECT_EQ(Registry::Find("onnxruntime"), nullptr);
+  config::ModelConfig c;
+  c.backend = config::BackendKind::kXgboost;
+  EXPECT_EQ(Registry::ModelFiles(c), (std::vector<std::string>{"model.json", "model.ubj"}));
+  c.backend = config::BackendKind::kOnnxruntime;  // not in this binary
+  EXPECT_EQ(Registry::ModelFiles(c), (std::vector<std::string>{"model.pt"}));
 }
 
 TEST(RegistryTest, CreateUnknownNameSaysWhatIsBuilt) {
