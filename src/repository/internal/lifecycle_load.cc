@@ -13,6 +13,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "backend/registry.h"
 #include "repository/internal/lifecycle.h"
 #include "repository/memory_budget.h"
 
@@ -64,8 +65,9 @@ std::optional<Lifecycle::LoadPlan> Lifecycle::ReserveLocked(Entry& e, TimePoint 
   if (!e.config) {
     cannot = FailedPrecondition(e.config_error);
   } else if (e.versions.empty()) {
-    cannot = FailedPrecondition("no version folder with a model.pt in " + e.dir + " (expected " +
-                                e.dir + "/1/model.pt)");
+    cannot = FailedPrecondition("no version folder with a model file in " + e.dir + " (expected " +
+                                e.dir + "/1/" +
+                                backend::Registry::ModelFiles(*e.config).front() + ")");
   }
   if (!cannot.ok()) {
     e.error = cannot.message();
