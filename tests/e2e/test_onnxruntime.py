@@ -6,6 +6,7 @@ the TorchScript copy served beside it. Skipped when the binary has no onnxruntim
 backend (scripts/setup.sh installs ONNX Runtime; docs/CONFIG.md)."""
 
 import concurrent.futures
+import json
 import os
 import shutil
 import subprocess
@@ -52,10 +53,22 @@ def onnx_store(example_store, tmp_path_factory):
 def onnx_server(server_factory, onnx_store):
     s = server_factory(onnx_store, "onnxruntime", wait_ready=False)
     wait_until(lambda: get(s.http, f"/v2/models/{MODEL}/ready").status == 200, 120, "torch copy ready")
-    r = get(s.http, f"/v2/models/{ONNX}")
-    if b"not built into this binary" in r.body:
+    # Ready, or failed with the reason in its metadata: only the server's own
+    # "not built into this binary" skips; any other failure fails below.
+    def settled():
+        if get(s.http, f"/v2/models/{ONNX}/ready").status == 200:
+            return "ready"
+        meta = get(s.http, f"/v2/models/{ONNX}")
+        try:
+            return json.loads(meta.body).get("error")
+        except ValueError:
+            return None
+
+    state = wait_until(settled, 120, f"{ONNX} ready or failed")
+    if "is not built into this binary" in state and "backend 'onnxruntime'" in state:
         stop_and_check(s)
-        pytest.skip("this inferd has no onnxruntime backend (run scripts/setup.sh, rebuild)")
+        pytest.skip("ONNX Runtime not installed: the server says: " + state +
+                    "; the onnxruntime backend is not built (scripts/setup_onnxruntime.sh)")
     for m in (ONNX, TENSORS):
         wait_until(lambda: get(s.http, f"/v2/models/{m}/ready").status == 200, 120, f"{m} ready")
     yield s
