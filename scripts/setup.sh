@@ -19,6 +19,7 @@ packages=(
   python3-yaml
   libssl-dev openssl  # --auth-keys (SHA-256), TLS (Beast ssl_stream); openssl makes the tests' certificates
   chromium chromium-driver python3-selenium  # tests/e2e/test_dashboard.py: the page in headless Chromium
+  libxgboost-dev python3-xgboost  # backend: xgboost (src/backend/xgboost) and its reference answers
   clang-14  # make thread-safety: clang's -Wthread-safety over src/ (CI)
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).
@@ -30,11 +31,13 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-echo "setup: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# ONNX Runtime (backend: onnxruntime) is not a Debian package: from npm, pinned
+# (setup_onnxruntime.sh installs Debian's npm when no npm is on the PATH).
+bash "$(dirname "$0")/setup_onnxruntime.sh"

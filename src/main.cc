@@ -10,7 +10,7 @@
 #include "bench/bench_runner.h"
 #include "bench/server_metrics.h"
 #include "memory/allocator.h"
-#include "backend/torch/torch_backend.h"
+#include "backend/backend_set.h"
 #include "plan/plan_command.h"
 #include "profile/calibration_annotation.h"
 #include "profile/profile_command.h"
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
 
   if (*s) return inferd::app::RunServe(serve);
   if (*t && calibrate) {
-    auto backend = inferd::backend::TorchBackend::Create();
+    auto backend = inferd::backend::BackendSet::Create();
     if (!backend.ok()) return std::cerr << backend.status().message() << "\n", 1;
     return inferd::topology::RunTopologyCommand(
         topo, std::cout, std::cerr,
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   if (*t) return inferd::topology::RunTopologyCommand(topo, std::cout);
   if (*b) return inferd::bench::RunBench(bench);
   if (*p && !profile.store_dir.empty()) {
-    auto backend = inferd::backend::TorchBackend::Create();
+    auto backend = inferd::backend::BackendSet::Create();
     if (!backend.ok()) return std::cerr << backend.status().message() << "\n", 1;
     return inferd::profile::RunProfiledPlan(profile, plan, **backend, std::cout);
   }

@@ -75,6 +75,8 @@ def main():
     sys.path.insert(0, HERE)
     started = time.time()
     if args.store:
+        import make_xgboost_models  # wine_xgb (backend: xgboost); no torch
+        make_xgboost_models.build_store(args.store, args.force)
         models = ["digits_cnn", "resnet18", "mobilenet_v3_small"]
         if args.with_resnet50:
             models.append("resnet50")
@@ -86,6 +88,8 @@ def main():
             models_example.build(args.store, EXAMPLE_CONFIGS, models, args.force, args.threads,
                                  generator_digest("store"))
             write_stamp(args.store, text)
+        import make_onnx_models  # the ONNX copies (backend: onnxruntime) of the image models
+        make_onnx_models.export_store(args.store, models, args.force)
     if args.test_store:
         from models_test import TEST_MODELS  # no torch import at module level
         text = stamp_text("test-store", {})

@@ -1,8 +1,8 @@
 // inferd_ceiling: the in-process ceiling. Runs one model of a store in this
 // process, with no HTTP and no scheduler: N executor threads, each with its own
-// pinned intra-op pool of T threads (the same TorchBackend::InitExecutorThread
-// as the server), each calling Execute in a loop on one shared module. With
-// --image, every call also decodes and pre-processes the image with the model's
+// pinned intra-op pool of T threads (the same Backend::InitExecutorThread as
+// the server, of the backend the config names), each calling Execute in a loop
+// on one shared module. With --image, every call also decodes and pre-processes the image with the model's
 // pipeline (decode + preprocess + model, as the server does). Prints items/s,
 // latency percentiles and page faults per call: the figure end-to-end serving
 // is compared with. `--batch 1,2,4,8` runs one step per size in this one
@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "backend/torch/torch_backend.h"
+#include "backend/registry.h"
 #include "config/model_config.h"
 #include "memory/allocator.h"
 #include "pipeline/model_hooks.h"
@@ -71,10 +71,11 @@ int Run(const Options& o) {
   const std::string dir = o.store + "/" + o.model;
   auto config = config::LoadModelConfig(dir + "/config.yaml", o.model);
   if (!config.ok()) return std::fprintf(stderr, "%s\n", config.status().message().c_str()), 1;
-  auto backend = backend::TorchBackend::Create();
+  const std::string backend_name(config::Name(config->backend));
+  auto backend = backend::Registry::Create(backend_name);
   if (!backend.ok()) return std::fprintf(stderr, "%s\n", backend.status().message().c_str()), 1;
   backend::LoadOptions lo;
-  lo.model_path = dir + "/1/model.pt";
+  lo.model_path = dir + "/1/" + backend::Registry::Find(backend_name)->model_files.front();
   lo.config = *config;
   auto model = (*backend)->Load(lo);
   if (!model.ok()) return std::fprintf(stderr, "%s\n", model.status().message().c_str()), 1;

@@ -12,7 +12,7 @@
 
 #include "auth/exposure.h"
 #include "auth/key_store.h"
-#include "backend/torch/torch_backend.h"
+#include "backend/backend_set.h"
 #include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "memory/allocator.h"
@@ -155,9 +155,9 @@ int RunServe(const ServeOptions& options) {
                 {{"allocator", std::string(memory::AllocatorName())}})
       .Set(1);
 
-  auto backend = backend::TorchBackend::Create();
+  auto backend = backend::BackendSet::Create();
   if (!backend.ok()) {
-    spdlog::error("torch backend: {}", backend.status().message());
+    spdlog::error("{}", backend.status().message());
     return 1;
   }
   scheduler::Scheduler::Options so;

@@ -62,7 +62,7 @@ class Model {
 };
 
 struct LoadOptions {
-  std::string model_path;  // DIR/<model>/<version>/model.pt
+  std::string model_path;  // DIR/<model>/<version>/<model file> (registry.h)
   config::ModelConfig config;
 };
 

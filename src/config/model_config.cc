@@ -77,6 +77,20 @@ class Reader {
     return Status::Ok();
   }
 
+  // A choice field (choices.h): one of its spellings, else an error that
+  // lists them.
+  template <typename T>
+  Status ReadChoice(const std::string& key, T* out) {
+    if (!Has(key)) return Status::Ok();
+    const std::string expected = ChoiceList<T>();
+    std::string text;
+    RETURN_IF_ERROR(Read(key, &text, expected));
+    std::optional<T> parsed = ParseChoice<T>(text);
+    RETURN_IF_ERROR(Expect(parsed.has_value(), key, expected));
+    *out = *parsed;
+    return Status::Ok();
+  }
+
   Status ReadFloatList(const std::string& key, std::vector<float>* out) {
     if (!Has(key)) return Status::Ok();
     RETURN_IF_ERROR(Expect(node_[key].IsSequence(), key, "a list of numbers"));
@@ -153,8 +167,8 @@ Status ParsePreprocess(Reader& parent, const std::string& file, PreprocessConfig
   YAML::Node node = parent.Get("preprocess");
   if (!node.IsMap()) return parent.Expect(false, "preprocess", "a mapping with `kind`");
   Reader r(node, file, "preprocess");
-  RETURN_IF_ERROR(r.Read("kind", &p->kind, "image or text"));
-  RETURN_IF_ERROR(r.Expect(p->kind == "image" || p->kind == "text", "kind", "image or text"));
+  RETURN_IF_ERROR(r.Expect(r.Has("kind"), "kind", ChoiceList<PreprocessKind>()));
+  RETURN_IF_ERROR(r.ReadChoice("kind", &p->kind));
   // Sides of at most 65535 pixels (JPEG's own limit): products of two stay
   // far inside int arithmetic in the resampler.
   constexpr int kMaxSide = 65535;
@@ -165,13 +179,11 @@ Status ParsePreprocess(Reader& parent, const std::string& file, PreprocessConfig
   RETURN_IF_ERROR(r.ReadFloatList("mean", &p->mean));
   RETURN_IF_ERROR(r.ReadFloatList("std", &p->std));
   for (float s : p->std) RETURN_IF_ERROR(r.Expect(s != 0, "std", "non-zero values"));
-  RETURN_IF_ERROR(r.Read("color", &p->color, "rgb, bgr or grayscale"));
-  RETURN_IF_ERROR(r.Expect(p->color == "rgb" || p->color == "bgr" || p->color == "grayscale",
-                           "color", "rgb, bgr or grayscale"));
+  RETURN_IF_ERROR(r.ReadChoice("color", &p->color));
   RETURN_IF_ERROR(r.Read("invert", &p->invert, "true or false"));
   RETURN_IF_ERROR(r.Read("scale", &p->scale, "a number"));
   RETURN_IF_ERROR(r.ReadInt("max_pixels", &p->max_pixels, 1));
-  RETURN_IF_ERROR(r.Read("tokenizer", &p->tokenizer, "wordpiece or sentencepiece"));
+  RETURN_IF_ERROR(r.ReadChoice("tokenizer", &p->tokenizer));
   RETURN_IF_ERROR(r.Read("vocab", &p->vocab, "a file name"));
   RETURN_IF_ERROR(r.Read("lowercase", &p->lowercase, "true or false"));
   RETURN_IF_ERROR(r.Read("strip_accents", &p->strip_accents, "true or false"));
@@ -185,12 +197,8 @@ Status ParsePostprocess(Reader& parent, const std::string& file, PostprocessConf
   YAML::Node node = parent.Get("postprocess");
   if (!node.IsMap()) return parent.Expect(false, "postprocess", "a mapping with `kind`");
   Reader r(node, file, "postprocess");
-  const std::string kinds = "one of topk, argmax, softmax, sigmoid, raw";
-  RETURN_IF_ERROR(r.Read("kind", &p->kind, kinds));
-  RETURN_IF_ERROR(r.Expect(p->kind == "topk" || p->kind == "argmax" || p->kind == "softmax" ||
-                               p->kind == "sigmoid" || p->kind == "raw",
-                           "kind", kinds));
-  if (p->kind == "raw") p->kind.clear();
+  RETURN_IF_ERROR(r.Expect(r.Has("kind"), "kind", ChoiceList<PostprocessKind>()));
+  RETURN_IF_ERROR(r.ReadChoice("kind", &p->kind));
   RETURN_IF_ERROR(r.ReadInt("k", &p->k, 1));
   RETURN_IF_ERROR(r.Read("labels", &p->labels, "a file name"));
   RETURN_IF_ERROR(r.Read("threshold", &p->threshold, "a number"));
@@ -236,8 +244,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
   c.name = name;
   Reader r(root, file, "");
   try {
-    RETURN_IF_ERROR(r.Read("backend", &c.backend, "torchscript"));
-    RETURN_IF_ERROR(r.Expect(c.backend == "torchscript", "backend", "torchscript"));
+    RETURN_IF_ERROR(r.ReadChoice("backend", &c.backend));
     RETURN_IF_ERROR(r.ReadInt("max_batch_size", &c.max_batch_size, 1));
     if (r.Has("dynamic_batching")) {
       YAML::Node db = r.Get("dynamic_batching");
@@ -266,16 +273,8 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     RETURN_IF_ERROR(r.ReadInt("weight", &c.weight, 1, 1000));
     RETURN_IF_ERROR(r.ReadInt("max_execution_ms", &c.max_execution_ms, 0, 86'400'000));
     RETURN_IF_ERROR(ParseInstances(r, &c.instances));
-    RETURN_IF_ERROR(r.Read("precision", &c.precision, "auto, fp32, bf16 or int8"));
-    RETURN_IF_ERROR(r.Expect(c.precision == "auto" || c.precision == "fp32" ||
-                                 c.precision == "bf16" || c.precision == "int8",
-                             "precision", "auto, fp32, bf16 or int8"));
-    RETURN_IF_ERROR(r.Read("variants", &c.variants,
-                           "auto, frozen, channels_last or optimize_for_inference"));
-    RETURN_IF_ERROR(r.Expect(c.variants == "auto" || c.variants == "frozen" ||
-                                 c.variants == "channels_last" ||
-                                 c.variants == "optimize_for_inference",
-                             "variants", "auto, frozen, channels_last or optimize_for_inference"));
+    RETURN_IF_ERROR(r.ReadChoice("precision", &c.precision));
+    RETURN_IF_ERROR(r.ReadChoice("variants", &c.variants));
     RETURN_IF_ERROR(r.Expect(r.Has("inputs"), "inputs", "a list of {name, datatype, shape}"));
     RETURN_IF_ERROR(ParseTensorSpecs(r.Get("inputs"), file, "inputs", &c.inputs));
     RETURN_IF_ERROR(r.Expect(!c.inputs.empty(), "inputs", "at least one input"));
@@ -284,9 +283,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     }
     RETURN_IF_ERROR(ParsePreprocess(r, file, &c.preprocess));
     RETURN_IF_ERROR(ParsePostprocess(r, file, &c.postprocess));
-    RETURN_IF_ERROR(r.Read("load", &c.load, "eager or lazy"));
-    RETURN_IF_ERROR(
-        r.Expect(c.load.empty() || c.load == "eager" || c.load == "lazy", "load", "eager or lazy"));
+    RETURN_IF_ERROR(r.ReadChoice("load", &c.load));
     RETURN_IF_ERROR(r.Read("pinned", &c.pinned, "true or false"));
     if (r.Has("mirror")) {
       ASSIGN_OR_RETURN(c.mirror, ParseMirrorConfig(r.Get("mirror"), file));

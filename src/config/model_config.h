@@ -1,4 +1,6 @@
 // ModelConfig: one model's config.yaml, parsed and validated, with defaults.
+// Every key is described in docs/CONFIG.md; the choice fields are enums
+// (choices.h), parsed here once.
 //
 // Parse errors name the file, the key and what was expected, e.g.
 // "models/resnet/config.yaml: max_batch_size: expected an integer >= 1, got 'x'".
@@ -13,6 +15,7 @@
 #include "common/status.h"
 #include "common/tensor.h"
 #include "config/mirror_config.h"
+#include "config/choices.h"
 
 namespace inferd::config {
 
@@ -45,18 +48,18 @@ struct InstancesConfig {
 
 // `preprocess:`: turns raw request bytes (an image, text) into input tensors.
 struct PreprocessConfig {
-  std::string kind;  // "" (none) | image | text
+  PreprocessKind kind = PreprocessKind::kNone;
   // image
   int resize = 0;       // shorter side, 0 = no resize
   int center_crop = 0;  // square crop, 0 = none
   int width = 0, height = 0;  // exact resize to width x height when both set (before crop)
   std::vector<float> mean, std;  // per channel, applied after scaling to [0,1]
-  std::string color = "rgb";     // rgb | bgr | grayscale (channel order the model wants)
+  ColorOrder color = ColorOrder::kRgb;
   bool invert = false;           // 255 - pixel, e.g. white-on-black digits
   float scale = 1.0f / 255.0f;   // pixel multiplier before mean/std
   int64_t max_pixels = 64LL * 1000 * 1000;
   // text
-  std::string tokenizer;     // wordpiece | sentencepiece
+  Tokenizer tokenizer = Tokenizer::kWordpiece;
   std::string vocab;         // vocab.txt or .model, relative to the model dir
   bool lowercase = true;
   bool strip_accents = true;
@@ -66,7 +69,7 @@ struct PreprocessConfig {
 
 // `postprocess:`: turns output tensors into the answer.
 struct PostprocessConfig {
-  std::string kind;     // "" (raw tensors) | topk | argmax | softmax | sigmoid
+  PostprocessKind kind = PostprocessKind::kRaw;
   int k = 5;
   std::string labels;   // labels file, one per line, relative to the model dir
   float threshold = 0.5f;  // sigmoid multi-label cut-off
@@ -75,7 +78,7 @@ struct PostprocessConfig {
 
 struct ModelConfig {
   std::string name;                   // the model's folder name
-  std::string backend = "torchscript";
+  BackendKind backend = BackendKind::kTorchscript;
   int max_batch_size = 1;             // 1 = no batching; inputs then have no batch dim added
   DynamicBatchingConfig dynamic_batching;
   int max_queue_size = 128;           // a full queue answers 429
@@ -88,18 +91,16 @@ struct ModelConfig {
   // calibrated or seen, at least 10 s (60 s for a model not calibrated).
   int64_t max_execution_ms = 0;
   InstancesConfig instances;
-  std::string precision = "fp32";     // fp32 | bf16
-  // How the backend may run the model: auto (verify and time its variants,
-  // serve the fastest correct one), or one variant by name: frozen |
-  // channels_last | optimize_for_inference (still verified).
-  std::string variants = "auto";
+  Precision precision = Precision::kFp32;
+  // How the backend may run the model (choices.h).
+  Variants variants = Variants::kAuto;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;    // empty: named output0, output1, ... from the model
   PreprocessConfig preprocess;
   PostprocessConfig postprocess;
   // Lifecycle (repository/): `load: eager` loads at start, `load: lazy` on the
-  // first request; empty = the server's --lazy-load flag decides.
-  std::string load;
+  // first request; kServerDefault = the server's --lazy-load flag decides.
+  LoadChoice load = LoadChoice::kServerDefault;
   bool pinned = false;  // never evicted under --memory-budget
   // `mirror:`: send a share of this model's requests to a candidate and
   // compare the answers (src/mirror/, docs/MIRROR.md); absent = no mirroring.

@@ -187,7 +187,8 @@ void WriteModel(JsonWriter& w, const Row& row,
   } else {
     w.Null();
   }
-  w.Key("precision").String(m.config ? m.config->precision : "");
+  w.Key("precision").String(m.config ? std::string(config::Name(m.config->precision))
+                                     : std::string());
   w.Key("max_batch_size").Int(m.config ? m.config->max_batch_size : 0);
   const Sampler::ModelFigures f = row.figures.value_or(Sampler::ModelFigures{});
   Number(w.Key("requests"), f.requests);

@@ -49,7 +49,7 @@ void PredictWith(const RouteContext& ctx, const HttpRequest& http, const Respond
   }
   if (*deadline) request.deadline = **deadline;
   bool single_item = true;
-  if (!config.preprocess.kind.empty()) {
+  if (config.preprocess.kind != config::PreprocessKind::kNone) {
     // The body goes through untouched: the pipeline unwraps multipart and
     // base64 JSON on the executor, inside the core budget (pipeline/payload.h).
     request.raw.push_back({http.content_type, *http.body});

@@ -208,7 +208,7 @@ StatusOr<std::string> WriteTorchServeDescribe(const ModelStatus& status,
     w.Key("modelUrl").String(status.name);
     if (status.config) {
       const config::ModelConfig& c = *status.config;
-      w.Key("runtime").String(c.backend);
+      w.Key("runtime").String(std::string(config::Name(c.backend)));
       w.Key("batchSize").Int(c.max_batch_size);
       w.Key("maxBatchDelay")
           .Double(static_cast<double>(c.dynamic_batching.max_queue_delay_us) / 1000.0);
@@ -218,7 +218,7 @@ StatusOr<std::string> WriteTorchServeDescribe(const ModelStatus& status,
           .String(c.instances.automatic ? std::string("auto")
                                         : std::to_string(c.instances.count) + " x " +
                                               std::to_string(c.instances.threads) + " threads");
-      w.Key("precision").String(c.precision);
+      w.Key("precision").String(std::string(config::Name(c.precision)));
     }
     w.Key("status").String(repository::ModelStateName(v ? v->state : ModelState::kUnavailable));
     std::string error = v && !v->error.empty() ? v->error : status.error;

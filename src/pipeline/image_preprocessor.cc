@@ -47,14 +47,7 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
   p->config_ = config;
   p->input_name_ = input.name;
   const std::string where = "preprocess (image) for input '" + input.name + "': ";
-  if (config.color == "rgb" || config.color == "bgr") {
-    p->channels_ = 3;
-  } else if (config.color == "grayscale" || config.color == "gray") {
-    p->channels_ = 1;
-  } else {
-    return InvalidArgument(where + "color: expected rgb, bgr or grayscale, got '" + config.color +
-                           "'");
-  }
+  p->channels_ = config.color == config::ColorOrder::kGrayscale ? 1 : 3;
   if (input.dtype != DataType::kFp32 && input.dtype != DataType::kBf16) {
     return InvalidArgument(where + "datatype must be FP32 or BF16, got " +
                            std::string(DataTypeName(input.dtype)));
@@ -62,7 +55,7 @@ StatusOr<std::unique_ptr<ImagePreprocessor>> ImagePreprocessor::Create(
   p->dtype_ = input.dtype;
   if (input.dims.size() != 3 || (input.dims[0] != -1 && input.dims[0] != p->channels_)) {
     return InvalidArgument(where + "shape must be [" + std::to_string(p->channels_) +
-                           ", H, W] for color " + config.color + ", got " +
+                           ", H, W] for color " + std::string(config::Name(config.color)) + ", got " +
                            ShapeToString(input.dims));
   }
   p->spec_height_ = input.dims[1];
@@ -213,7 +206,7 @@ Status ImagePreprocessor::Transform(std::string_view bytes, Image8* out,
 void ImagePreprocessor::Write(const Image8& image, std::byte* dst) const {
   const size_t plane = static_cast<size_t>(image.width) * image.height;
   const int n = image.channels;  // stride between pixels
-  const bool swap = channels_ == 3 && image.bgr != (config_.color == "bgr");
+  const bool swap = channels_ == 3 && image.bgr != (config_.color == config::ColorOrder::kBgr);
   for (int c = 0; c < channels_; ++c) {
     const int src_c = swap ? 2 - c : c;
     const float* lut = lut_[c].data();

@@ -162,16 +162,18 @@ StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config,
 StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config,
                                                const std::string& model_dir) {
   scheduler::ModelHooks hooks;
-  const std::string& pre = config.preprocess.kind;
-  if (pre == "image") {
-    RETURN_IF_ERROR(AddImageHooks(config, &hooks));
-  } else if (pre == "text") {
-    ASSIGN_OR_RETURN(hooks.preprocess, MakeTextHook(config, model_dir));
-  } else if (!pre.empty()) {
-    return FailedPrecondition("preprocess.kind: expected image or text, got '" + pre + "'");
+  switch (config.preprocess.kind) {
+    case config::PreprocessKind::kImage:
+      RETURN_IF_ERROR(AddImageHooks(config, &hooks));
+      break;
+    case config::PreprocessKind::kText: {
+      ASSIGN_OR_RETURN(hooks.preprocess, MakeTextHook(config, model_dir));
+      break;
+    }
+    case config::PreprocessKind::kNone:
+      break;
   }
-  const std::string& post = config.postprocess.kind;
-  if (!post.empty() && post != "raw") {
+  if (config.postprocess.kind != config::PostprocessKind::kRaw) {
     auto created = Postprocessor::Create(config, model_dir);
     if (!created.ok()) return created.status();
     std::shared_ptr<const Postprocessor> p = std::move(*created);

@@ -1,11 +1,11 @@
 // MakeModelHooks: builds a model's pre- and post-processing from its config;
 // this is the repository::HooksFactory that main wires into the repository.
 //
-// preprocess.kind: ""  -> no hook (requests carry tensors);
+// preprocess.kind: none -> no hook (requests carry tensors);
 //                  image -> ImagePreprocessor on the model's single input;
 //                  text  -> TextPreprocessor (WordPiece) filling input_ids,
 //                           attention_mask and token_type_ids.
-// postprocess.kind: "" or raw -> no hook; topk | argmax | sigmoid | softmax ->
+// postprocess.kind: raw -> no hook; topk | argmax | sigmoid | softmax ->
 //                  Postprocessor.
 // The preprocess hook first unwraps each RawInput (multipart, base64 JSON; see
 // payload.h), checks its content type, then makes one tensor per input with

@@ -85,14 +85,12 @@ StatusOr<std::vector<std::string>> ReadLabels(const std::string& path) {
 StatusOr<std::unique_ptr<Postprocessor>> Postprocessor::Create(const config::ModelConfig& config,
                                                                const std::string& model_dir) {
   const config::PostprocessConfig& c = config.postprocess;
-  if (c.kind != "topk" && c.kind != "argmax" && c.kind != "sigmoid" && c.kind != "softmax") {
-    return FailedPrecondition(
-        "postprocess.kind: expected topk, argmax, sigmoid, softmax or raw, got '" + c.kind + "'");
-  }
-  if (c.kind == "topk" && c.k < 1) return FailedPrecondition("postprocess.k: expected >= 1");
+  using Kind = config::PostprocessKind;
+  if (c.kind == Kind::kRaw) return FailedPrecondition("postprocess.kind: raw has no postprocessor");
+  if (c.kind == Kind::kTopk && c.k < 1) return FailedPrecondition("postprocess.k: expected >= 1");
   std::unique_ptr<Postprocessor> p(new Postprocessor());
   p->config_ = c;
-  if (!c.labels.empty() && c.kind != "softmax") {
+  if (!c.labels.empty() && c.kind != Kind::kSoftmax) {
     std::string path = c.labels.front() == '/' ? c.labels : model_dir + "/" + c.labels;
     ASSIGN_OR_RETURN(p->labels_, ReadLabels(path));
     if (!config.outputs.empty()) {
@@ -133,8 +131,9 @@ Status Postprocessor::Run(scheduler::InferenceResponse* response) const {
     return Internal("postprocess: output '" + output.name + "' is " +
                     std::string(DataTypeName(output.tensor.dtype())) + ", expected a float type");
   }
-  const std::string& kind = config_.kind;
-  if (kind == "softmax") {
+  using Kind = config::PostprocessKind;
+  const Kind kind = config_.kind;
+  if (kind == Kind::kSoftmax) {
     for (size_t i = 0; i < items; ++i) Softmax(&values[i * classes], classes);
     std::vector<std::byte> bytes(values.size() * 4);
     std::memcpy(bytes.data(), values.data(), bytes.size());
@@ -146,19 +145,19 @@ Status Postprocessor::Run(scheduler::InferenceResponse* response) const {
   for (size_t i = 0; i < items; ++i) {
     float* x = &values[i * classes];
     auto& out = response->labels[i];
-    if (kind == "sigmoid") {
+    if (kind == Kind::kSigmoid) {
       for (size_t c = 0; c < classes; ++c) x[c] = 1.0f / (1.0f + std::exp(-x[c]));
     } else if (config_.apply_softmax) {
       Softmax(x, classes);
     }
     std::iota(order.begin(), order.end(), 0);
     auto better = [x](size_t a, size_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); };
-    size_t keep = kind == "argmax" ? 1
-                  : kind == "topk" ? std::min<size_t>(config_.k, classes)
+    size_t keep = kind == Kind::kArgmax ? 1
+                  : kind == Kind::kTopk ? std::min<size_t>(config_.k, classes)
                                    : classes;
     std::partial_sort(order.begin(), order.begin() + keep, order.end(), better);
     for (size_t j = 0; j < keep; ++j) {
-      if (kind == "sigmoid" && x[order[j]] < config_.threshold) break;
+      if (kind == Kind::kSigmoid && x[order[j]] < config_.threshold) break;
       out.push_back({LabelOf(order[j]), x[order[j]]});
     }
   }

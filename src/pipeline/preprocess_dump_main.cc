@@ -39,7 +39,7 @@ std::vector<float> ParseFloats(const std::string& s) {
 int main(int argc, char** argv) {
   using inferd::pipeline::ImagePreprocessor;
   inferd::config::PreprocessConfig config;
-  config.kind = "image";
+  config.kind = inferd::config::PreprocessKind::kImage;
   std::string out_path;
   int repeat = 0;
   std::vector<std::string> files;
@@ -60,8 +60,16 @@ int main(int argc, char** argv) {
       config.width = std::stoi(next());
     else if (a == "--height")
       config.height = std::stoi(next());
-    else if (a == "--color")
-      config.color = next();
+    else if (a == "--color") {
+      const std::string color = next();
+      auto parsed = inferd::config::ParseChoice<inferd::config::ColorOrder>(color);
+      if (!parsed) {
+        std::cerr << "--color: expected " << inferd::config::ChoiceList<inferd::config::ColorOrder>()
+                  << ", got '" << color << "'\n";
+        return 2;
+      }
+      config.color = *parsed;
+    }
     else if (a == "--invert")
       config.invert = true;
     else if (a == "--mean")
@@ -81,7 +89,7 @@ int main(int argc, char** argv) {
   }
   inferd::config::TensorSpec spec;
   spec.name = "input";
-  spec.dims = {config.color == "grayscale" ? 1 : 3, -1, -1};
+  spec.dims = {config.color == inferd::config::ColorOrder::kGrayscale ? 1 : 3, -1, -1};
   auto pre = ImagePreprocessor::Create(config, spec);
   if (!pre.ok()) {
     std::cerr << pre.status().ToString() << "\n";

@@ -21,18 +21,13 @@ void Store(DataType dtype, std::byte* base, int64_t index, int64_t value) {
 StatusOr<std::unique_ptr<TextPreprocessor>> TextPreprocessor::Create(
     const config::ModelConfig& config, const std::string& model_dir) {
   const config::PreprocessConfig& c = config.preprocess;
-  const std::string tokenizer = c.tokenizer.empty() ? "wordpiece" : c.tokenizer;
-  if (tokenizer != "wordpiece" && tokenizer != "sentencepiece") {
-    return FailedPrecondition("preprocess.tokenizer: expected wordpiece or sentencepiece, got '" +
-                              tokenizer + "'");
-  }
   if (c.vocab.empty()) return FailedPrecondition("preprocess.vocab: required for kind: text");
   if (c.max_length < 2) return FailedPrecondition("preprocess.max_length: expected >= 2");
   std::unique_ptr<TextPreprocessor> p(new TextPreprocessor());
   p->max_length_ = c.max_length;
   p->truncation_ = c.truncation;
   const std::string vocab = c.vocab.front() == '/' ? c.vocab : model_dir + "/" + c.vocab;
-  if (tokenizer == "wordpiece") {
+  if (c.tokenizer == config::Tokenizer::kWordpiece) {
     WordPieceTokenizer::Options options;
     options.vocab_path = vocab;
     options.lowercase = c.lowercase;

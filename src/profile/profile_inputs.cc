@@ -5,7 +5,7 @@
 namespace inferd::profile {
 
 int64_t DefaultVariableDim(const config::ModelConfig& config) {
-  if (config.preprocess.kind == "text" && config.preprocess.max_length > 0) {
+  if (config.preprocess.kind == config::PreprocessKind::kText && config.preprocess.max_length > 0) {
     return config.preprocess.max_length;
   }
   return 1;

@@ -37,7 +37,7 @@ StatusOr<StoreCalibration> CalibrateStoreModel(backend::Backend& backend,
   if (!stored.ok()) return Named(config.name, stored.status().message());
   if (stored->versions.empty()) {
     const auto dir = std::filesystem::path(stored->dir);
-    return Named(config.name, "no version folder with a model.pt in " + dir.string() +
+    return Named(config.name, "no version folder with a model file in " + dir.string() +
                                   " (expected " + (dir / "1" / "model.pt").string() + ")");
   }
   StoreCalibration result;

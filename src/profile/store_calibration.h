@@ -45,7 +45,7 @@ struct StoreCalibration {
                                             // cannot be measured (max_batch_size 1, ...)
 };
 
-// Errors (no version with a model.pt, a load that fails) are
+// Errors (no version with a model file, a load that fails) are
 // kInvalidArgument and name the model.
 StatusOr<StoreCalibration> CalibrateStoreModel(backend::Backend& backend,
                                                const std::string& store_dir,

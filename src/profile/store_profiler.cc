@@ -10,6 +10,7 @@
 #include "config/model_config.h"
 #include "memory/allocator.h"
 #include "profile/profile_inputs.h"
+#include "repository/model_store.h"
 #include "scheduler/batch_calibration.h"
 
 namespace inferd::profile {
@@ -28,22 +29,6 @@ int64_t ResidentBytes() {
   int64_t pages = 0, resident = 0;
   statm >> pages >> resident;
   return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
-}
-
-// The highest positive integer folder holding a model.pt (the server's default version).
-int64_t DefaultVersion(const fs::path& model_dir) {
-  int64_t best = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(model_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!entry.is_directory() || name.empty() || name.size() > 18 ||
-        !std::all_of(name.begin(), name.end(), ::isdigit)) {
-      continue;
-    }
-    const int64_t v = std::stoll(name);
-    if (v > best && fs::exists(entry.path() / "model.pt")) best = v;
-  }
-  return best;
 }
 
 double Median(std::vector<double> v) {
@@ -124,11 +109,15 @@ StatusOr<ModelProfile> ProfileModel(backend::Backend& backend, const std::string
   if (!config.ok()) return Named(model, config.status());
   ModelProfile p;
   p.name = model;
-  p.version = DefaultVersion(dir);
-  if (p.version == 0) {
-    return InvalidArgument("model '" + model + "': no version folder with a model.pt in " +
-                           dir.string() + " (expected " + (dir / "1" / "model.pt").string() + ")");
+  // The server's default version: the highest one holding the backend's model file.
+  auto stored = repository::ModelStore(store_dir).Read(model);
+  if (!stored.ok()) return Named(model, stored.status());
+  if (stored->versions.empty()) {
+    return InvalidArgument("model '" + model + "': no version folder with a model file in " +
+                           dir.string() + " (expected e.g. " + (dir / "1" / "model.pt").string() +
+                           ")");
   }
+  p.version = stored->versions.back().version;
   const int64_t variable_dim =
       options.variable_dim > 0 ? options.variable_dim : DefaultVariableDim(*config);
   auto inputs = MakeProfileInputs(*config, variable_dim);
@@ -141,7 +130,7 @@ StatusOr<ModelProfile> ProfileModel(backend::Backend& backend, const std::string
   memory::ReleaseFreeMemory();
   const int64_t resident_before = ResidentBytes();
   backend::LoadOptions load;
-  load.model_path = (dir / std::to_string(p.version) / "model.pt").string();
+  load.model_path = stored->versions.back().model_path;
   load.config = *config;
   auto loaded = backend.Load(load);
   if (!loaded.ok()) return Named(model, loaded.status());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "backend/registry.h"
 #include "repository/model_name.h"
 
 namespace inferd::repository {
@@ -19,8 +20,9 @@ bool IsDirectory(const fs::path& p) {
   return fs::is_directory(p, ec);
 }
 
-// Positive integer folder names holding a model.pt, ascending.
-std::vector<StoredVersion> ScanVersions(const fs::path& model_dir) {
+// Positive integer folder names holding one of `files`, ascending.
+std::vector<StoredVersion> ScanVersions(const fs::path& model_dir,
+                                        const std::vector<std::string>& files) {
   std::vector<StoredVersion> versions;
   std::error_code ec;
   fs::directory_iterator it(model_dir, ec), end;
@@ -30,8 +32,14 @@ std::vector<StoredVersion> ScanVersions(const fs::path& model_dir) {
         !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       continue;
     }
-    const fs::path file = it->path() / "model.pt";
-    if (!IsFile(file)) continue;
+    fs::path file;
+    for (const auto& f : files) {
+      if (IsFile(it->path() / f)) {
+        file = it->path() / f;
+        break;
+      }
+    }
+    if (file.empty()) continue;
     std::error_code size_ec;
     const auto size = fs::file_size(file, size_ec);
     versions.push_back({std::stoll(name), file.string(), size_ec ? 0 : static_cast<int64_t>(size)});
@@ -78,12 +86,17 @@ StatusOr<StoredModel> ModelStore::Read(const std::string& name) const {
   model.name = name;
   model.dir = dir.string();
   auto config = config::LoadModelConfig(config_path.string(), name);
-  if (config.ok()) {
+  Status supported =
+      config.ok() ? backend::Registry::CheckConfig(*config, config_path.string()) : config.status();
+  if (supported.ok()) {
     model.config = std::move(*config);
   } else {
-    model.config_error = config.status().message();
+    model.config_error = supported.message();
   }
-  model.versions = ScanVersions(dir);
+  // model.pt when the config is invalid (the load then says why).
+  model.versions = ScanVersions(
+      dir, model.config ? backend::Registry::ModelFiles(*model.config)
+                        : std::vector<std::string>{"model.pt"});
   return model;
 }
 

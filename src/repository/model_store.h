@@ -1,7 +1,10 @@
 // ModelStore: what the model store on disk holds, read without side effects.
 //
-// Layout: DIR/<model>/config.yaml and DIR/<model>/<version>/model.pt, versions
-// positive integers. Names are checked by ValidateModelName before any path is
+// Layout: DIR/<model>/config.yaml and DIR/<model>/<version>/<model file>, versions
+// positive integers; the model file is the one the config's backend reads
+// (model.pt, model.onnx, model.json or model.ubj: backend::Capabilities). A
+// config that asks its backend for what it does not support is invalid
+// (backend::Registry::CheckConfig). Names are checked by ValidateModelName before any path is
 // built from them. Every file-system call uses the error_code overloads: a
 // name too long for the file system, a folder that vanished, or an unreadable
 // entry comes back as a Status, never as an exception.
@@ -20,8 +23,8 @@ namespace inferd::repository {
 
 struct StoredVersion {
   int64_t version = 0;
-  std::string model_path;  // DIR/<model>/<version>/model.pt
-  int64_t file_bytes = 0;  // size of model.pt
+  std::string model_path;  // DIR/<model>/<version>/<model file>
+  int64_t file_bytes = 0;  // size of the model file
 };
 
 struct StoredModel {

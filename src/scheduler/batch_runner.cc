@@ -487,7 +487,7 @@ std::vector<NamedTensor> OnesInputs(const config::ModelConfig& config, int batch
 BatchCalibration BatchRunner::CalibrateLengths(const CalibrationOptions& options) const {
   const config::ModelConfig& config = options_.config;
   BatchCalibration c;
-  const int64_t longest = config.preprocess.kind == "text" ? config.preprocess.max_length : 128;
+  const int64_t longest = config.preprocess.kind == config::PreprocessKind::kText ? config.preprocess.max_length : 128;
   std::vector<int64_t> lengths;
   for (int64_t l : {int64_t{16}, int64_t{64}, longest}) {
     l = std::min(l, longest);

@@ -50,7 +50,7 @@ StatusOr<int> ValidateRequest(const config::ModelConfig& config, bool has_prepro
                               InferenceRequest* request) {
   const int max_batch = config.max_batch_size;
   if (!request->raw.empty()) {
-    if (config.preprocess.kind.empty() || !has_preprocess) {
+    if (config.preprocess.kind == config::PreprocessKind::kNone || !has_preprocess) {
       return InvalidArgument("model '" + config.name +
                              "' takes tensors (inputs " + Names(config.inputs) +
                              "), not a raw payload: it has no `preprocess` in its config");

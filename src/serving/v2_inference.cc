@@ -16,7 +16,7 @@ Status CheckRequestedOutputs(const config::ModelConfig& config,
   std::set<std::string> known;
   std::string names;
   for (const auto& spec : config.outputs) known.insert(spec.name);
-  if (!config.postprocess.kind.empty()) known.insert({"labels", "scores"});
+  if (config.postprocess.kind != config::PostprocessKind::kRaw) known.insert({"labels", "scores"});
   for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
   for (const auto& out : outputs) {
     if (!known.count(out.name)) {
@@ -31,7 +31,7 @@ Status TakeRawInputs(const config::ModelConfig& config, const std::vector<NamedT
                      scheduler::InferenceRequest& request) {
   if (inputs.size() != 1 || inputs[0].tensor.dtype() != DataType::kBytes) {
     return InvalidArgument("model '" + config.name + "' preprocesses raw data (" +
-                           config.preprocess.kind +
+                           std::string(config::Name(config.preprocess.kind)) +
                            "): send one BYTES input whose elements are the raw payloads");
   }
   const Tensor& t = inputs[0].tensor;
@@ -55,7 +55,7 @@ StatusOr<scheduler::InferenceRequest> MakeInferenceRequest(const config::ModelCo
                                                            V2InferRequest v2, TimePoint received) {
   RETURN_IF_ERROR(CheckRequestedOutputs(config, v2.outputs));
   scheduler::InferenceRequest request;
-  if (!config.preprocess.kind.empty()) {
+  if (config.preprocess.kind != config::PreprocessKind::kNone) {
     RETURN_IF_ERROR(TakeRawInputs(config, v2.inputs, request));
   } else {
     request.inputs = std::move(v2.inputs);

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (int64_t d : spec.dims) FUZZ_CHECK(d == -1 || d > 0, "dims");
     }
   }
-  if (c->preprocess.kind == "image") {
+  if (c->preprocess.kind == inferd::config::PreprocessKind::kImage) {
     auto p = inferd::pipeline::ImagePreprocessor::Create(c->preprocess, c->inputs[0]);
     if (!p.ok()) inferd::fuzz::CheckClientError(p.status());
   }

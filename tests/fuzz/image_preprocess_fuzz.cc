@@ -15,7 +15,7 @@ using inferd::pipeline::ImagePreprocessor;
 std::vector<std::unique_ptr<ImagePreprocessor>> Make() {
   std::vector<std::unique_ptr<ImagePreprocessor>> out;
   inferd::config::PreprocessConfig crop;
-  crop.kind = "image";
+  crop.kind = inferd::config::PreprocessKind::kImage;
   crop.resize = 40;
   crop.center_crop = 32;
   crop.max_pixels = 4 << 20;
@@ -29,7 +29,7 @@ std::vector<std::unique_ptr<ImagePreprocessor>> Make() {
   inferd::config::TensorSpec bf16{"image", inferd::DataType::kBf16, {3, 16, 24}, std::nullopt};
   out.push_back(std::move(*ImagePreprocessor::Create(exact, bf16)));
   inferd::config::PreprocessConfig gray = crop;
-  gray.color = "grayscale";
+  gray.color = inferd::config::ColorOrder::kGrayscale;
   gray.resize = 8;
   gray.center_crop = 8;
   inferd::config::TensorSpec one{"image", inferd::DataType::kFp32, {1, 8, 8}, std::nullopt};

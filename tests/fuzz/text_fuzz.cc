@@ -20,9 +20,10 @@ std::unique_ptr<TextPreprocessor> Make(bool truncation) {
   c.inputs = {{"input_ids", inferd::DataType::kInt64, {-1}, std::nullopt},
               {"attention_mask", inferd::DataType::kInt64, {-1}, std::nullopt},
               {"token_type_ids", inferd::DataType::kInt32, {16}, std::nullopt}};
-  c.preprocess.kind = "text";
-  c.preprocess.tokenizer = INFERD_FUZZ_TOKENIZER;
-  c.preprocess.vocab = c.preprocess.tokenizer == "wordpiece" ? "wordpiece_vocab.txt"
+  c.preprocess.kind = inferd::config::PreprocessKind::kText;
+  c.preprocess.tokenizer =
+      inferd::config::ParseChoice<inferd::config::Tokenizer>(INFERD_FUZZ_TOKENIZER).value();
+  c.preprocess.vocab = c.preprocess.tokenizer == inferd::config::Tokenizer::kWordpiece ? "wordpiece_vocab.txt"
                                                                : "spm_test.model";
   c.preprocess.max_length = 16;
   c.preprocess.truncation = truncation;

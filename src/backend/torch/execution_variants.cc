@@ -77,17 +77,17 @@ std::vector<at::Tensor> MakeInputs(const config::ModelConfig& config, int64_t ba
     // A text model is timed at a length it serves (64 tokens within
     // max_length) unless the caller asks for another.
     const int64_t variable =
-        pre.kind == "text" && variable_dim == 1 ? std::min<int64_t>(64, pre.max_length) : variable_dim;
+        pre.kind == config::PreprocessKind::kText && variable_dim == 1 ? std::min<int64_t>(64, pre.max_length) : variable_dim;
     for (int64_t d : spec.dims) shape.push_back(d < 0 ? variable : d);
     const auto options = at::TensorOptions().dtype(*dtype);
     if (!at::isFloatingType(*dtype)) {
       // Token ids and masks: ones for a text model (a mask of zeros leaves
       // attention nothing to attend to), zeros otherwise.
-      inputs.push_back(pre.kind == "text" ? at::ones(shape, options) : at::zeros(shape, options));
+      inputs.push_back(pre.kind == config::PreprocessKind::kText ? at::ones(shape, options) : at::zeros(shape, options));
       continue;
     }
     const int64_t channels = shape.size() == 4 ? shape[1] : 0;
-    if (pre.kind == "image" && static_cast<int64_t>(pre.mean.size()) == channels &&
+    if (pre.kind == config::PreprocessKind::kImage && static_cast<int64_t>(pre.mean.size()) == channels &&
         static_cast<int64_t>(pre.std.size()) == channels) {
       at::Tensor mean = at::tensor(pre.mean).view({1, channels, 1, 1});
       at::Tensor std = at::tensor(pre.std).view({1, channels, 1, 1});
@@ -151,7 +151,7 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
     return chosen;
   };
   if (mode == "frozen") return skip_all("variants: frozen in config.yaml");
-  if (config.precision != "fp32" && config.precision != "auto") {
+  if (config.precision != config::Precision::kFp32 && config.precision != config::Precision::kAuto) {
     return skip_all("variants are tried for fp32 models only");
   }
   if (one.empty() || config.inputs.empty()) {

@@ -103,9 +103,9 @@ std::string Check(const PrecisionModule& m, const SampleSet& samples, const Refe
 }
 
 // Why `auto` does not build `precision` here ("" when it does).
-std::string WhyNotBuilt(const std::string& precision, const ::torch::jit::Module& eval) {
+std::string WhyNotBuilt(config::Precision precision, const ::torch::jit::Module& eval) {
   const CpuPrecisionFeatures& cpu = PrecisionFeatures();
-  if (precision == "bf16") {
+  if (precision == config::Precision::kBf16) {
     return cpu.bf16 ? "" : "this CPU has no avx512_bf16 or amx_bf16 (bf16 would be emulated)";
   }
   if (!cpu.int8_engine) return "this libtorch has no oneDNN quantized engine";
@@ -125,10 +125,10 @@ std::string WhyNotBuilt(const std::string& precision, const ::torch::jit::Module
   return "";
 }
 
-StatusOr<PrecisionModule> Build(const std::string& precision, const ::torch::jit::Module& eval,
+StatusOr<PrecisionModule> Build(config::Precision precision, const ::torch::jit::Module& eval,
                                 bool has_image_input) {
   PrecisionModule m{FrozenCopy(eval), false, false};
-  if (precision == "bf16") {
+  if (precision == config::Precision::kBf16) {
     CastFloatConstantsToBf16(m.module);
     m.bf16_inputs = true;
     m.channels_last = has_image_input;
@@ -161,11 +161,12 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
                                           const config::ModelConfig& config,
                                           const std::string& model_dir, double fp32_ms_per_item) {
   const std::string& name = config.name;
-  const bool automatic = config.precision == "auto";
-  ChosenPrecision chosen{fp32, {config.precision, "fp32", 0, "", {}}};
+  const bool automatic = config.precision == config::Precision::kAuto;
+  const std::string asked(config::Name(config.precision));
+  ChosenPrecision chosen{fp32, {asked, "fp32", 0, "", {}}};
   PrecisionReport& report = chosen.report;
   auto refuse_request = [&](const std::string& why) {
-    return FailedPrecondition("model '" + name + "': precision " + config.precision + " " + why +
+    return FailedPrecondition("model '" + name + "': precision " + asked + " " + why +
                               "; use precision: fp32 or auto");
   };
   const int64_t batch =
@@ -212,14 +213,14 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
     has_image_input |= t.dim() == 4 && at::isFloatingType(t.scalar_type());
   }
 
-  std::vector<std::string> wanted =
-      automatic ? std::vector<std::string>{"bf16", "int8"} : std::vector<std::string>{
-                                                                 config.precision};
+  const std::vector<config::Precision> wanted =
+      automatic ? std::vector<config::Precision>{config::Precision::kBf16, config::Precision::kInt8}
+                : std::vector<config::Precision>{config.precision};
   std::vector<std::optional<PrecisionModule>> built;
   report.candidates.push_back(base);
-  for (const std::string& precision : wanted) {
-    PrecisionTrial t{precision, false, 0, 0, 0, 0, 0, ""};
-    t.tolerance = precision == "bf16" ? kBf16Tolerance : kInt8Tolerance;
+  for (const config::Precision precision : wanted) {
+    PrecisionTrial t{std::string(config::Name(precision)), false, 0, 0, 0, 0, 0, ""};
+    t.tolerance = precision == config::Precision::kBf16 ? kBf16Tolerance : kInt8Tolerance;
     std::optional<PrecisionModule> module;
     const std::string skip = automatic ? WhyNotBuilt(precision, eval) : "";
     if (!skip.empty()) {
@@ -283,7 +284,7 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
   report.chosen = report.candidates[best].precision;
   if (best > 0) chosen.served = *built[best - 1];
   spdlog::info("model '{}': precision {} serves {} (checked on {} samples, {})", name,
-               config.precision, report.chosen, report.samples, report.sample_source);
+               asked, report.chosen, report.samples, report.sample_source);
   return chosen;
 }
 

@@ -65,7 +65,7 @@ void AddBatches(const std::vector<at::Tensor>& inputs, int64_t items, int64_t ba
 StatusOr<SampleSet> Draw(const config::ModelConfig& config, ::torch::jit::Module& frozen,
                          int drawn, int64_t batch) {
   SampleSet set;
-  const bool text = config.preprocess.kind == "text";
+  const bool text = config.preprocess.kind == config::PreprocessKind::kText;
   std::vector<at::Tensor> inputs =
       MakeInputs(config, drawn, text ? std::min(config.preprocess.max_length, 32) : 1);
   if (inputs.empty() || config.inputs.empty()) return set;

@@ -3,11 +3,37 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <spdlog/spdlog.h>
 
+#include "backend/registry.h"
 #include "backend/torch/intra_op_pool.h"
 #include "backend/torch/runtime_warm_up.h"
 #include "backend/torch/torch_model.h"
 
 namespace inferd::backend {
+namespace {
+
+Capabilities TorchCapabilities() {
+  Capabilities c;
+  c.model_files = {"model.pt"};
+  c.precisions = {config::Precision::kFp32, config::Precision::kBf16, config::Precision::kInt8,
+                  config::Precision::kAuto};
+  c.variants = true;
+  c.batching = true;
+  return c;
+}
+
+StatusOr<std::unique_ptr<Backend>> CreateTorchBackend(const CreateOptions& create) {
+  TorchBackend::Options options;
+  options.warm_up = create.warm_up;
+  ASSIGN_OR_RETURN(std::unique_ptr<TorchBackend> backend, TorchBackend::Create(options));
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+}  // namespace
+
+// The registration (registry.h); CMake keeps this object in every binary
+// through this symbol.
+extern "C" const bool inferd_backend_torchscript_registered =
+    Registry::Register("torchscript", TorchCapabilities(), CreateTorchBackend);
 
 StatusOr<std::unique_ptr<TorchBackend>> TorchBackend::Create(const Options& options) {
   // Inter-op parallelism would add threads outside the core plan.

@@ -75,11 +75,6 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
                                                        const Options& options) {
   const std::string& path = load.model_path;
   const std::string& name = load.config.name;
-  const std::string& precision = load.config.precision;
-  if (precision != "fp32" && precision != "bf16" && precision != "int8" && precision != "auto") {
-    return InvalidArgument("model " + Quoted(name) + ": precision " + Quoted(precision) +
-                           " is not one of auto, fp32, bf16, int8");
-  }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return InvalidArgument("model " + Quoted(name) + ": model file " + Quoted(path) +
@@ -121,16 +116,18 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   ExecutionReport report;
   bool channels_last = false;
   if (frozen && options.choose_variant) {
-    ChosenVariant chosen = ChooseVariant(eval, module, load.config, load.config.variants);
+    ChosenVariant chosen = ChooseVariant(eval, module, load.config,
+                                         std::string(config::Name(load.config.variants)));
     module = chosen.module;
     channels_last = chosen.channels_last;
     report = std::move(chosen.report);
   }
   bool bf16_inputs = false;
   PrecisionReport precision_report;
-  if (precision != "fp32") {
+  if (load.config.precision != config::Precision::kFp32) {
     if (!frozen) {
-      return FailedPrecondition("model " + Quoted(name) + ": precision " + precision +
+      return FailedPrecondition("model " + Quoted(name) + ": precision " +
+                                std::string(config::Name(load.config.precision)) +
                                 " needs a module torch::jit::freeze accepts; use precision: fp32");
     }
     const std::string model_dir = std::filesystem::path(path).parent_path().parent_path().string();
@@ -158,9 +155,11 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   memory::ReleaseFreeMemory();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start).count();
+  const std::string served_precision = model->precision_.chosen.empty()
+                                           ? std::string(config::Name(load.config.precision))
+                                           : model->precision_.chosen;
   spdlog::info("model '{}': loaded {} in {} ms ({}, precision {}, variant {})", name, path, ms,
-               frozen ? "frozen" : "not frozen",
-               model->precision_.chosen.empty() ? precision : model->precision_.chosen,
+               frozen ? "frozen" : "not frozen", served_precision,
                model->report_.chosen.empty() ? "none" : model->report_.chosen);
   return model;
 }

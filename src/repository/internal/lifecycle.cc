@@ -66,10 +66,12 @@ Status Lifecycle::Init() {
     }
     const bool named =
         served.empty() || std::find(served.begin(), served.end(), name) != served.end();
-    const std::string load = e.config ? e.config->load : "";
+    const config::LoadChoice load =
+        e.config ? e.config->load : config::LoadChoice::kServerDefault;
     if (!named) {
       e.policy = LoadPolicy::kManual;
-    } else if (load == "lazy" || (load.empty() && options_.lazy_load)) {
+    } else if (load == config::LoadChoice::kLazy ||
+               (load == config::LoadChoice::kServerDefault && options_.lazy_load)) {
       e.policy = LoadPolicy::kLazy;
     } else {
       e.policy = LoadPolicy::kEager;

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "backend/registry.h"
 #include "repository/internal/lifecycle.h"
 #include "repository/memory_budget.h"
 
@@ -64,8 +65,20 @@ std::optional<Lifecycle::LoadPlan> Lifecycle::ReserveLocked(Entry& e, TimePoint 
   if (!e.config) {
     cannot = FailedPrecondition(e.config_error);
   } else if (e.versions.empty()) {
-    cannot = FailedPrecondition("no version folder with a model.pt in " + e.dir + " (expected " +
-                                e.dir + "/1/model.pt)");
+    const std::string backend_name(config::Name(e.config->backend));
+    if (!backend::Registry::Find(backend_name)) {
+      // Its model file is unknown, so the store found no version: say why.
+      std::string built;
+      for (const std::string& n : backend::Registry::Names()) built += (built.empty() ? "" : ", ") + n;
+      cannot = FailedPrecondition("backend '" + backend_name +
+                                  "' is not built into this binary (it has: " + built +
+                                  "; docs/CONFIG.md says how to build it), so no version folder "
+                                  "with a model file was found in " + e.dir);
+    } else {
+      cannot = FailedPrecondition("no version folder with a model file in " + e.dir +
+                                  " (expected " + e.dir + "/1/" +
+                                  backend::Registry::ModelFiles(*e.config).front() + ")");
+    }
   }
   if (!cannot.ok()) {
     e.error = cannot.message();

@@ -34,14 +34,16 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   std::optional<scheduler::BatchCalibration> known_calibration;
   if (memory) {
     std::lock_guard<std::mutex> lock(memory->mu);
-    if (config.variants == "auto" && !memory->variant.empty()) lo.config.variants = memory->variant;
+    // The variant an earlier load chose, so that this one need not time them again.
+    auto earlier = config::ParseChoice<config::Variants>(memory->variant);
+    if (config.variants == config::Variants::kAuto && earlier) lo.config.variants = *earlier;
     known_calibration = memory->calibration;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<backend::Model> model, context.backend->Load(lo));
   if (memory) {
     const std::string chosen = model->execution_report().chosen;
     std::lock_guard<std::mutex> lock(memory->mu);
-    if (config.variants == "auto") memory->variant = chosen;
+    if (config.variants == config::Variants::kAuto) memory->variant = chosen;
   }
   scheduler::ModelSpec spec;
   spec.name = config.name + ":" + std::to_string(stored.version);

@@ -46,7 +46,7 @@ LoadOptions ExampleLoadOptions(const std::string& model, const std::string& prec
   auto config = config::LoadModelConfig(dir + "/config.yaml", model);
   EXPECT_TRUE(config.ok()) << config.status().ToString();
   LoadOptions options{dir + "/1/model.pt", config.ok() ? *config : config::ModelConfig{}};
-  options.config.precision = precision;
+  options.config.precision = config::ParseChoice<config::Precision>(precision).value();
   return options;
 }
 

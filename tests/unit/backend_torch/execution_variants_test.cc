@@ -53,7 +53,7 @@ TEST(ExecutionVariantsTest, ALayoutSensitiveModelRefusesChannelsLast) {
 TEST(ExecutionVariantsTest, VariantsFrozenInConfigTriesNothing) {
   SKIP_WITHOUT_TEST_STORE();
   LoadOptions options = TestLoadOptions("tiny_cnn");
-  options.config.variants = "frozen";
+  options.config.variants = config::Variants::kFrozen;
   auto model = LoadOrDie(options);
   ASSERT_NE(model, nullptr);
   const ExecutionReport report = model->execution_report();

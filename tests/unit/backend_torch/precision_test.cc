@@ -29,7 +29,7 @@ using testing::Values;
 
 std::shared_ptr<Model> LoadAs(const std::string& model, const std::string& precision) {
   LoadOptions options = TestLoadOptions(model);
-  options.config.precision = precision;
+  options.config.precision = config::ParseChoice<config::Precision>(precision).value();
   return LoadOrDie(options);
 }
 

@@ -64,18 +64,6 @@ TEST(TorchBackendTest, CorruptFileIsInvalidArgumentNamingThePath) {
   EXPECT_THAT(model.status().message(), HasSubstr("cannot load TorchScript file"));
 }
 
-TEST(TorchBackendTest, UnknownPrecisionIsInvalidArgument) {
-  SKIP_WITHOUT_TEST_STORE();
-  LoadOptions options = TestLoadOptions("tiny_cnn");
-  options.config.precision = "int4";
-  auto backend = TorchBackend::Create();
-  ASSERT_TRUE(backend.ok());
-  auto model = (*backend)->Load(options);
-  ASSERT_FALSE(model.ok());
-  EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(model.status().message(), HasSubstr("'int4'"));
-}
-
 std::vector<float> RandomImages(std::mt19937& rng, int64_t batch) {
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<float> v(batch * 64);
@@ -87,7 +75,7 @@ TEST(TorchBackendTest, Bf16OutputsStayCloseToFp32AndComeBackAsFp32) {
   SKIP_WITHOUT_TEST_STORE();
   auto fp32 = LoadTestModel("tiny_cnn");
   LoadOptions options = TestLoadOptions("tiny_cnn");
-  options.config.precision = "bf16";
+  options.config.precision = config::Precision::kBf16;
   auto bf16 = LoadOrDie(options);
   ASSERT_NE(fp32, nullptr);
   ASSERT_NE(bf16, nullptr);

@@ -31,14 +31,14 @@ postprocess: {kind: topk, k: 5, labels: labels.txt}
   EXPECT_FALSE(c->instances.automatic);
   EXPECT_EQ(c->instances.count, 2);
   EXPECT_EQ(c->instances.threads, 1);
-  EXPECT_EQ(c->precision, "bf16");
+  EXPECT_EQ(c->precision, Precision::kBf16);
   ASSERT_EQ(c->inputs.size(), 1u);
   EXPECT_EQ(c->inputs[0].dims, (Shape{3, 224, 224}));
   EXPECT_EQ(c->outputs[0].name, "logits");
-  EXPECT_EQ(c->preprocess.kind, "image");
+  EXPECT_EQ(c->preprocess.kind, PreprocessKind::kImage);
   EXPECT_EQ(c->preprocess.center_crop, 224);
   EXPECT_EQ(c->preprocess.std.size(), 3u);
-  EXPECT_EQ(c->postprocess.kind, "topk");
+  EXPECT_EQ(c->postprocess.kind, PostprocessKind::kTopk);
   EXPECT_EQ(c->postprocess.labels, "labels.txt");
 }
 
@@ -58,7 +58,7 @@ preprocess: {kind: text, tokenizer: wordpiece, vocab: vocab.txt, max_length: 64,
 TEST(ModelConfigTest, DefaultsAreApplied) {
   auto c = Parse("inputs: [{name: x, datatype: INT64, shape: [-1]}]");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->backend, "torchscript");
+  EXPECT_EQ(c->backend, BackendKind::kTorchscript);
   EXPECT_EQ(c->max_batch_size, 1);
   EXPECT_EQ(c->max_queue_size, 128);
   EXPECT_EQ(c->request_timeout_ms, 5000);
@@ -68,7 +68,7 @@ TEST(ModelConfigTest, DefaultsAreApplied) {
   EXPECT_TRUE(c->outputs.empty());
   EXPECT_TRUE(c->dynamic_batching.calibrate);
   EXPECT_EQ(c->dynamic_batching.max_batch_latency_ms, 100);
-  EXPECT_EQ(c->variants, "auto");
+  EXPECT_EQ(c->variants, Variants::kAuto);
 }
 
 TEST(ModelConfigTest, CalibrationAndVariantsCanBePinned) {
@@ -79,7 +79,7 @@ TEST(ModelConfigTest, CalibrationAndVariantsCanBePinned) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->dynamic_batching.calibrate);
   EXPECT_EQ(c->dynamic_batching.max_batch_latency_ms, 0);
-  EXPECT_EQ(c->variants, "frozen");
+  EXPECT_EQ(c->variants, Variants::kFrozen);
 }
 
 void ExpectError(const std::string& yaml, const std::string& fragment) {
@@ -100,7 +100,8 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   ExpectError("inputs: [{name: x, datatype: FP32, shape: [0]}]", "inputs[0].shape");
   ExpectError("inputs: [{name: x, datatype: FP32}]", "inputs[0].shape");
   ExpectError("max_batch_size: 2", "inputs: expected a list");
-  ExpectError(in + "backend: onnx", "backend: expected torchscript, got 'onnx'");
+  ExpectError(in + "backend: onnx",
+              "backend: expected torchscript, onnxruntime or xgboost, got 'onnx'");
   ExpectError(in + "max_batch_szie: 4", "max_batch_szie: unknown key");
   ExpectError(in + "instances: many", "instances: expected auto or {count");
   ExpectError(in + "instances: {count: 0}", "instances");
@@ -112,6 +113,13 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
               "max_batch_latency_ms: expected an integer from 0 to 3600000");
   ExpectError(in + "variants: fastest", "variants: expected auto, frozen, channels_last or");
   ExpectError(in + "preprocess: {kind: audio}", "preprocess.kind: expected image or text");
+  ExpectError(in + "preprocess: {kind: image, color: gray}",
+              "preprocess.color: expected rgb, bgr or grayscale, got 'gray'");
+  ExpectError(in + "preprocess: {kind: text, tokenizer: bpe}",
+              "preprocess.tokenizer: expected wordpiece or sentencepiece, got 'bpe'");
+  ExpectError(in + "postprocess: {kind: nonsense}",
+              "postprocess.kind: expected topk, argmax, softmax, sigmoid or raw, got 'nonsense'");
+  ExpectError(in + "load: later", "load: expected eager or lazy, got 'later'");
   ExpectError(in + "postprocess: {kind: topk, k: 0}", "postprocess.k");
   ExpectError("inputs: [{name: x, datatype: FP32, shape: [2]}, {name: x, datatype: FP32, shape: [2]}]",
               "inputs[1].name: expected a name not used twice");
@@ -124,8 +132,39 @@ TEST(ModelConfigTest, PrecisionTakesAutoAndInt8) {
                                   "\ninputs: [{name: x, datatype: FP32, shape: [2]}]\n",
                               "c.yaml", "m");
     ASSERT_TRUE(c.ok()) << c.status().ToString();
-    EXPECT_EQ(c->precision, precision);
+    EXPECT_EQ(Name(c->precision), precision);
   }
+}
+
+// Each choice field is parsed once into its enum (choices.h); the defaults are
+// the documented ones (docs/CONFIG.md).
+TEST(ModelConfigTest, ChoiceFieldsParseIntoEnums) {
+  const std::string in = "inputs: [{name: x, datatype: FP32, shape: [3, -1, -1]}]\n";
+  auto d = Parse(in);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->backend, BackendKind::kTorchscript);
+  EXPECT_EQ(d->precision, Precision::kFp32);
+  EXPECT_EQ(d->variants, Variants::kAuto);
+  EXPECT_EQ(d->load, LoadChoice::kServerDefault);
+  EXPECT_EQ(d->preprocess.kind, PreprocessKind::kNone);
+  EXPECT_EQ(d->postprocess.kind, PostprocessKind::kRaw);
+  auto c = Parse(in + R"(backend: xgboost
+variants: channels_last
+load: lazy
+preprocess: {kind: image, color: bgr, tokenizer: sentencepiece}
+postprocess: {kind: raw}
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->backend, BackendKind::kXgboost);
+  EXPECT_EQ(c->variants, Variants::kChannelsLast);
+  EXPECT_EQ(c->load, LoadChoice::kLazy);
+  EXPECT_EQ(c->preprocess.color, ColorOrder::kBgr);
+  EXPECT_EQ(c->preprocess.tokenizer, Tokenizer::kSentencepiece);
+  EXPECT_EQ(c->postprocess.kind, PostprocessKind::kRaw);
+  EXPECT_EQ(Name(BackendKind::kOnnxruntime), "onnxruntime");
+  EXPECT_EQ(Name(PreprocessKind::kNone), "");
+  EXPECT_EQ(ParseChoice<Variants>("optimize_for_inference"), Variants::kOptimizeForInference);
+  EXPECT_FALSE(ParseChoice<Variants>("").has_value());
 }
 
 TEST(ModelConfigTest, MissingFileIsNotFound) {

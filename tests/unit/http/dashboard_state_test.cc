@@ -24,7 +24,7 @@ ModelStatus Model(const std::string& name, ModelState state, int64_t bytes = 0,
   config::ModelConfig c;
   c.name = name;
   c.max_batch_size = 8;
-  c.precision = "fp32";
+  c.precision = config::Precision::kFp32;
   s.config = c;
   repository::VersionStatus v;
   v.version = 1;

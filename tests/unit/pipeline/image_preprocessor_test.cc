@@ -39,7 +39,7 @@ std::vector<ReferenceCase> LoadCases() {
     if (line.empty() || line[0] == '#') continue;
     std::stringstream fields(line);
     ReferenceCase c;
-    c.config.kind = "image";
+    c.config.kind = config::PreprocessKind::kImage;
     fields >> c.name >> c.image;
     std::string kv;
     while (fields >> kv) {
@@ -57,7 +57,7 @@ std::vector<ReferenceCase> LoadCases() {
       else if (key == "height")
         c.config.height = std::stoi(value);
       else if (key == "color")
-        c.config.color = value;
+        c.config.color = config::ParseChoice<config::ColorOrder>(value).value();
       else if (key == "invert")
         c.config.invert = value == "1";
       else if (key == "mean")
@@ -82,7 +82,7 @@ config::TensorSpec Spec(Shape dims, DataType dtype = DataType::kFp32) {
 
 config::PreprocessConfig ImageNetConfig(int resize, int crop) {
   config::PreprocessConfig c;
-  c.kind = "image";
+  c.kind = config::PreprocessKind::kImage;
   c.resize = resize;
   c.center_crop = crop;
   c.mean = {0.485f, 0.456f, 0.406f};
@@ -285,8 +285,8 @@ TEST(ImagePreprocessorTest, ItemErrorsNameTheItem) {
 
 TEST(ImagePreprocessorTest, ImageOfTheWrongSizeForAFixedInput) {
   config::PreprocessConfig c;
-  c.kind = "image";
-  c.color = "grayscale";
+  c.kind = config::PreprocessKind::kImage;
+  c.color = config::ColorOrder::kGrayscale;
   auto pre = ImagePreprocessor::Create(c, Spec({1, 8, 8}));
   ASSERT_TRUE(pre.ok());
   EXPECT_TRUE((*pre)->Run({Fixture("digit_8x8.png")}).ok());
@@ -306,7 +306,7 @@ TEST(ImagePreprocessorTest, RejectsInconsistentConfig) {
   c.mean = {0.5f, 0.5f};
   EXPECT_FALSE(ImagePreprocessor::Create(c, Spec({3, 224, 224})).ok());
   c = ImageNetConfig(256, 224);
-  c.color = "cmyk";
+  c.color = config::ColorOrder::kGrayscale;  // one channel, the input wants three
   EXPECT_FALSE(ImagePreprocessor::Create(c, Spec({3, 224, 224})).ok());
   c = ImageNetConfig(0, 0);
   c.width = 10;

@@ -76,7 +76,7 @@ TEST(JpegLimitsTest, ProbeAndDecoderAgreeOnTheSizeByConstruction) {
     EXPECT_EQ(image->pixels.rows, 48);
     // The partial decode (resize + crop) must finish: this hung before.
     config::PreprocessConfig pre;
-    pre.kind = "image";
+    pre.kind = config::PreprocessKind::kImage;
     pre.resize = 40;
     pre.center_crop = 32;
     auto p = ImagePreprocessor::Create(pre, {"image", DataType::kFp32, {3, 32, 32}, std::nullopt});

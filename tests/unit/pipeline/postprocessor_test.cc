@@ -17,10 +17,12 @@ Tensor Floats(Shape shape, std::vector<float> v) {
 }
 
 config::ModelConfig Config(const std::string& kind, int classes) {
+  auto parsed = config::ParseChoice<config::PostprocessKind>(kind);
+  EXPECT_TRUE(parsed.has_value()) << kind;
   config::ModelConfig c;
   c.name = "m";
   c.outputs.push_back({"logits", DataType::kFp32, {classes}, std::nullopt});
-  c.postprocess.kind = kind;
+  c.postprocess.kind = parsed.value_or(config::PostprocessKind::kRaw);
   return c;
 }
 
@@ -136,7 +138,7 @@ TEST_F(PostprocessorTest, LabelsFileErrorsAtCreation) {
   p = Postprocessor::Create(c, dir_);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("4 labels"), std::string::npos) << p.status().message();
-  EXPECT_FALSE(Postprocessor::Create(Config("nonsense", 4), dir_).ok());
+  EXPECT_FALSE(Postprocessor::Create(Config("raw", 4), dir_).ok());
 }
 
 TEST_F(PostprocessorTest, RuntimeMismatchIsAnError) {

@@ -52,8 +52,8 @@ TEST(SentencePieceTokenizerTest, TextPreprocessorAddsBosEosAndPads) {
   config::ModelConfig c;
   c.inputs.push_back({"input_ids", DataType::kInt64, {-1}, std::nullopt});
   c.inputs.push_back({"attention_mask", DataType::kInt64, {-1}, std::nullopt});
-  c.preprocess.kind = "text";
-  c.preprocess.tokenizer = "sentencepiece";
+  c.preprocess.kind = config::PreprocessKind::kText;
+  c.preprocess.tokenizer = config::Tokenizer::kSentencepiece;
   c.preprocess.vocab = "spm_test.model";
   c.preprocess.max_length = 64;
   auto pre = TextPreprocessor::Create(c, FixtureDir());

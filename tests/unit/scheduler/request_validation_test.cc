@@ -74,7 +74,7 @@ TEST(RequestValidationTest, RawPayloadNeedsAPreprocessor) {
   r.raw.push_back({"image/jpeg", "abc"});
   ExpectInvalid(Config(4), r, "has no `preprocess`");
   auto c = Config(4);
-  c.preprocess.kind = "image";
+  c.preprocess.kind = config::PreprocessKind::kImage;
   InferenceRequest ok;
   ok.raw.push_back({"image/jpeg", "abc"});
   auto v = ValidateRequest(c, true, &ok);

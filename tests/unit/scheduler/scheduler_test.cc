@@ -121,7 +121,7 @@ TEST_F(SchedulerTest, AHookThatThrowsAnswers500AndTheExecutorLivesOn) {
   opts.calibrate = false;
   scheduler_ = std::move(*Scheduler::Create(opts));
   auto config = Config(8);
-  config.preprocess.kind = "image";  // raw payloads are accepted
+  config.preprocess.kind = config::PreprocessKind::kImage;  // raw payloads are accepted
   ModelSpec spec;
   spec.name = "m:1";
   spec.config = config;
@@ -159,7 +159,7 @@ TEST_F(SchedulerTest, RequestsQueuedWhileABatchIsPreprocessedJoinIt) {
   opts.calibrate = false;
   scheduler_ = std::move(*Scheduler::Create(opts));
   auto config = Config(8, 1'000'000);  // a delay that the fake clock never reaches
-  config.preprocess.kind = "image";
+  config.preprocess.kind = config::PreprocessKind::kImage;
   model_ = std::make_shared<backend::FakeModel>(config);
   // The first pre-processing call holds until the test has queued three more.
   std::promise<void> entered, release;

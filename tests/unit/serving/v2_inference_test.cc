@@ -19,8 +19,8 @@ config::ModelConfig TensorModel() {
 config::ModelConfig ImageModel() {
   config::ModelConfig c = TensorModel();
   c.name = "img";
-  c.preprocess.kind = "image";
-  c.postprocess.kind = "topk";
+  c.preprocess.kind = config::PreprocessKind::kImage;
+  c.postprocess.kind = config::PostprocessKind::kTopk;
   c.max_batch_size = 2;
   return c;
 }

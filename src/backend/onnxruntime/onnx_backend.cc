@@ -1,0 +1,56 @@
+#include "backend/onnxruntime/onnx_backend.h"
+
+#include <onnxruntime_cxx_api.h>
+
+#include "backend/onnxruntime/onnx_model.h"
+#include "backend/registry.h"
+
+namespace inferd::backend {
+namespace {
+
+Capabilities OnnxCapabilities() {
+  Capabilities c;
+  c.model_files = {"model.onnx"};
+  c.precisions = {config::Precision::kFp32};
+  c.variants = false;
+  c.batching = true;
+  return c;
+}
+
+StatusOr<std::unique_ptr<Backend>> CreateOnnxBackend(const CreateOptions&) {
+  ASSIGN_OR_RETURN(std::unique_ptr<OnnxBackend> backend, OnnxBackend::Create());
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+}  // namespace
+
+// The registration (registry.h); CMake keeps this object in every binary
+// through this symbol.
+extern "C" const bool inferd_backend_onnxruntime_registered =
+    Registry::Register("onnxruntime", OnnxCapabilities(), CreateOnnxBackend);
+
+StatusOr<std::unique_ptr<OnnxBackend>> OnnxBackend::Create() {
+  std::unique_ptr<OnnxBackend> backend(new OnnxBackend());
+  try {
+    // Global thread pools would be shared by every session: the per-session
+    // pools (of one thread, the caller's, by default) keep executors apart.
+    backend->env_ = std::make_shared<Ort::Env>(ORT_LOGGING_LEVEL_WARNING, "inferd");
+  } catch (const Ort::Exception& e) {
+    return Internal(std::string("ONNX Runtime did not start: ") + e.what());
+  }
+  return backend;
+}
+
+StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const LoadOptions& options) {
+  OnnxModel::Options model_options;
+  model_options.threads = width_.threads();
+  model_options.env = env_;
+  ASSIGN_OR_RETURN(std::shared_ptr<OnnxModel> model, OnnxModel::Load(options, model_options));
+  return std::shared_ptr<Model>(std::move(model));
+}
+
+void OnnxBackend::InitExecutorThread(const std::vector<int>& cores, int num_threads) {
+  width_.Note(cores, num_threads);
+}
+
+}  // namespace inferd::backend
