@@ -88,8 +88,14 @@ def main():
             models_example.build(args.store, EXAMPLE_CONFIGS, models, args.force, args.threads,
                                  generator_digest("store"))
             write_stamp(args.store, text)
-        import make_onnx_models  # the ONNX copies (backend: onnxruntime) of the image models
-        make_onnx_models.export_store(args.store, models, args.force)
+        # The ONNX copies (backend: onnxruntime) of the image models, only where the
+        # backend can be built: a model the server cannot load would keep /ping unhealthy.
+        root = os.environ.get("ONNXRUNTIME_ROOT") or os.path.join(os.path.dirname(HERE), "third_party", "onnxruntime")
+        if os.path.exists(os.path.join(root, "lib", "libonnxruntime.so.1")):
+            import make_onnx_models
+            make_onnx_models.export_store(args.store, models, args.force)
+        else:
+            log(f"no ONNX Runtime in {root}: the ONNX copies of the example models are not made")
     if args.test_store:
         from models_test import TEST_MODELS  # no torch import at module level
         text = stamp_text("test-store", {})
