@@ -276,7 +276,10 @@ def test_max_queue_bytes_answers_503_counting_every_model(server_factory, main_s
         assert out["output"].shape == (1, 512)
         # ...but not while another model's request holds 3000 bytes (its id)
         # for a few seconds.
-        slow = {"id": "x" * 3000,
+        # A deadline of its own: a request past its deadline is answered 504 even
+        # while its forward runs, and 5000 iterations can pass the config's 5 s
+        # on a loaded machine.
+        slow = {"id": "x" * 3000, "parameters": {"timeout": 60_000_000},
                 "inputs": [{"name": "iterations", "datatype": "INT64", "shape": [1, 1],
                             "data": [5000]}]}
         answers = []
