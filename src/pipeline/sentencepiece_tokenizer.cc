@@ -9,6 +9,8 @@
 namespace inferd::pipeline {
 
 struct SentencePieceTokenizer::Module {
+  // Held around every call into the module in sanitizer builds (see below).
+  mutable std::mutex calls;
   void* (*load)(const char*, char*, size_t) = nullptr;
   void (*free)(void*) = nullptr;
   int (*special_id)(void*, int) = nullptr;
@@ -20,9 +22,12 @@ namespace {
 
 constexpr const char* kModuleName = "libinferd_sentencepiece.so";
 // The sanitizers' dlopen interceptor refuses RTLD_DEEPBIND (their runtime
-// must see every symbol first). Sanitizer builds run without the protobuf
-// clash DEEPBIND guards against only as long as torch is not in the process
-// (unit tests, fuzz targets) or libtorch's protobuf is never asked to parse.
+// must see every symbol first). Sanitizer builds therefore load the module,
+// built without instrumentation there (src/pipeline/CMakeLists.txt), into a
+// link namespace of its own with dlmopen(LM_ID_NEWLM): libsentencepiece and
+// its protobuf see only themselves, as with deep binding. That namespace has
+// a second libc that does not know the process's threads are running (glibc's
+// single-thread fast paths), so every call into it is serialised there.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define INFERD_SANITIZED 1
 #elif defined(__has_feature)
@@ -31,10 +36,22 @@ constexpr const char* kModuleName = "libinferd_sentencepiece.so";
 #endif
 #endif
 #ifdef INFERD_SANITIZED
-constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;
+constexpr bool kSerialiseCalls = true;
+void* OpenModule(const std::string& path) {
+  return dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
 #else
-constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+constexpr bool kSerialiseCalls = false;
+void* OpenModule(const std::string& path) {
+  return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+}
 #endif
+
+// A lock on the module's calls where they must be serialised, else none.
+std::unique_lock<std::mutex> CallGuard(const SentencePieceTokenizer::Module& module) {
+  if (!kSerialiseCalls) return {};
+  return std::unique_lock<std::mutex>(module.calls);
+}
 
 std::string ExecutableDir() {
   char buf[4096];
@@ -58,7 +75,7 @@ StatusOr<const SentencePieceTokenizer::Module*> LoadModule() {
     candidates.push_back(ExecutableDir() + "/" + kModuleName);
     void* lib = nullptr;
     for (const auto& path : candidates) {
-      lib = dlopen(path.c_str(), kDlopenFlags);
+      lib = OpenModule(path);
       if (lib) break;
       error += (error.empty() ? "" : "; ") + std::string(dlerror());
     }
@@ -89,7 +106,11 @@ StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Create
     const std::string& model_path) {
   ASSIGN_OR_RETURN(const Module* module, LoadModule());
   char error[512] = {0};
-  void* handle = module->load(model_path.c_str(), error, sizeof error);
+  void* handle = nullptr;
+  {
+    auto guard = CallGuard(*module);
+    handle = module->load(model_path.c_str(), error, sizeof error);
+  }
   if (!handle) {
     return FailedPrecondition("preprocess.vocab: cannot load SentencePiece model '" + model_path +
                               "': " + error);
@@ -97,6 +118,7 @@ StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Create
   std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());
   t->module_ = module;
   t->handle_ = handle;
+  auto guard = CallGuard(*module);
   const int bos = module->special_id(handle, 0), eos = module->special_id(handle, 1);
   const int pad = module->special_id(handle, 2);
   if (bos >= 0) t->bos_ = bos;
@@ -106,7 +128,9 @@ StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Create
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() {
-  if (handle_) module_->free(handle_);
+  if (!handle_) return;
+  auto guard = CallGuard(*module_);
+  module_->free(handle_);
 }
 
 StatusOr<std::vector<int64_t>> SentencePieceTokenizer::Tokenize(std::string_view text) const {
@@ -114,6 +138,7 @@ StatusOr<std::vector<int64_t>> SentencePieceTokenizer::Tokenize(std::string_view
   if (!DecodeUtf8(text, &unused)) return InvalidArgument("text is not valid UTF-8");
   std::vector<int64_t> ids;
   char error[512] = {0};
+  auto guard = CallGuard(*module_);
   if (module_->encode(handle_, text.data(), text.size(), CollectIds, &ids, error, sizeof error) !=
       0) {
     return InvalidArgument(std::string("SentencePiece: ") + error);

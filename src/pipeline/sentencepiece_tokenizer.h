@@ -4,7 +4,8 @@
 // libsentencepiece is reached through libinferd_sentencepiece.so, loaded with
 // dlopen(RTLD_LOCAL | RTLD_DEEPBIND) (see sentencepiece_module.cc: Debian's
 // libsentencepiece exports an embedded protobuf 3.14 that would clash with
-// libtorch's protobuf 3.21 in one process). The module is looked up at
+// libtorch's protobuf 3.21 in one process; sanitizer builds use dlmopen into a
+// namespace of its own and serialise the calls). The module is looked up at
 // $INFERD_SENTENCEPIECE_MODULE, then where the build put it, then next to the
 // executable.
 // Special tokens: the model's BOS before the text and EOS after it when the
