@@ -1,17 +1,21 @@
 #include "http/access_guard.h"
 
+#include <algorithm>
+#include <array>
 #include <string>
 
+#include "http/dashboard_routes.h"
 #include "http/request_head.h"
 #include "http/status_map.h"
 
 namespace inferd::http {
 namespace {
 
-// The probes' routes on the inference port, as the router would match them
+// Whether the target's path is one of `paths`, as the router would match it
 // (percent-decoded, a trailing slash ignored). No allocation unless the
 // target is percent-encoded: this runs on every request.
-bool IsHealthTarget(std::string_view target) {
+template <size_t N>
+bool TargetIsOneOf(std::string_view target, const std::array<std::string_view, N>& paths) {
   std::string decoded;
   std::string_view path = target.substr(0, target.find('?'));
   if (path.find('%') != std::string_view::npos) {
@@ -21,8 +25,12 @@ bool IsHealthTarget(std::string_view target) {
     path = decoded;
   }
   if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  return path == "/ping" || path == "/v2/health/live" || path == "/v2/health/ready";
+  return std::find(paths.begin(), paths.end(), path) != paths.end();
 }
+
+// The probes' routes on the inference port.
+constexpr std::array<std::string_view, 3> kHealthPaths = {"/ping", "/v2/health/live",
+                                                          "/v2/health/ready"};
 
 std::string KeysFor(auth::Kind kind) {
   switch (kind) {
@@ -38,9 +46,16 @@ std::string KeysFor(auth::Kind kind) {
 
 }  // namespace
 
-std::optional<HttpResponse> AccessGuard::Check(std::string_view target,
+std::optional<HttpResponse> AccessGuard::Check(std::string_view method, std::string_view target,
                                                std::string_view authorization) const {
-  if (kind_ == auth::Kind::kInference && IsHealthTarget(target)) return std::nullopt;
+  if (kind_ == auth::Kind::kInference && TargetIsOneOf(target, kHealthPaths)) return std::nullopt;
+  // The dashboard page carries no data; a browser navigating to it cannot
+  // send a Bearer header, so it must load in order to ask for a key. GET
+  // only: a request with a body still needs a key before its body is read.
+  if (kind_ == auth::Kind::kManagement && method == "GET" &&
+      TargetIsOneOf(target, kDashboardPagePaths)) {
+    return std::nullopt;
+  }
   if (kind_ == auth::Kind::kMetrics && !keys_->metrics_protected()) return std::nullopt;
   switch (keys_->Authorize(kind_, authorization)) {
     case auth::Decision::kAllow:

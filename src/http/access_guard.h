@@ -4,7 +4,12 @@
 //
 //   inference port   /ping, /v2/health/live, /v2/health/ready: open (probes);
 //                    everything else: an inference or management key
-//   management port  everything: a management key
+//   management port  GET of the dashboard page's own files (/, /dashboard,
+//                    /dashboard/dashboard.css, /dashboard/dashboard.js: no
+//                    data in them; http/dashboard_routes.h): open, so that a
+//                    browser can load the page and ask for a key;
+//                    everything else (/dashboard/state, /models...): a
+//                    management key
 //   metrics port     /metrics: open, unless the key file lists metrics keys
 //                    (then a metrics or management key)
 //
@@ -26,9 +31,10 @@ class AccessGuard {
   // `keys` must outlive the guard. `kind`: what the port's routes need.
   AccessGuard(const auth::Authorizer* keys, auth::Kind kind) : keys_(keys), kind_(kind) {}
 
-  // nullopt: may go on; else the 401/403 answer. `target`: the request line's
-  // (path and query, percent-encoded as sent).
-  std::optional<HttpResponse> Check(std::string_view target, std::string_view authorization) const;
+  // nullopt: may go on; else the 401/403 answer. `method`, `target`: the
+  // request line's (path and query, percent-encoded as sent).
+  std::optional<HttpResponse> Check(std::string_view method, std::string_view target,
+                                    std::string_view authorization) const;
 
  private:
   const auth::Authorizer* keys_;

@@ -112,9 +112,11 @@ void BasicConnection<Stream>::OnHeader(beast::error_code ec) {
   version_ = req.version();
   auto length = parser_->content_length();
   if (options_.guard) {
+    const auto method = req.method_string();
     const auto target = req.target();
     const auto authorization = req[bhttp::field::authorization];
     if (auto refusal = options_.guard->Check(
+            std::string_view(method.data(), method.size()),
             std::string_view(target.data(), target.size()),
             std::string_view(authorization.data(), authorization.size()))) {
       // A request with a body still to come closes after the answer (its

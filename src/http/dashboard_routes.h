@@ -6,16 +6,26 @@
 //   GET /dashboard/state           the JSON the page reads every second
 //                                  (http/dashboard_state.h; ?offset, limit,
 //                                  filter, sort, series)
-// Every answer carries a Content-Security-Policy that allows this origin only,
-// so the page can load nothing from elsewhere. Added when
+// The page's own files (the first four) hold no data: with --auth-keys they
+// stay open, and the page asks for a key when /dashboard/state answers 401
+// or 403 (http/access_guard.h, docs/SECURITY.md). Every answer carries a
+// Content-Security-Policy that allows this origin only, so the page can load
+// nothing from elsewhere. Added when
 // RouteContext::dashboard is set; handlers never block (the sampler's
 // figures are read under its lock, copied out).
 #pragma once
+
+#include <array>
+#include <string_view>
 
 #include "http/route_context.h"
 #include "http/router.h"
 
 namespace inferd::http {
+
+// The paths of the page's own files (no data), open without a key.
+inline constexpr std::array<std::string_view, 4> kDashboardPagePaths = {
+    "/", "/dashboard", "/dashboard/dashboard.css", "/dashboard/dashboard.js"};
 
 void AddDashboardRoutes(Router& router, const RouteContext& ctx);
 

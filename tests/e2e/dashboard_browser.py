@@ -2,7 +2,8 @@
 and tools/bench_dashboard.py: Debian's chromium and chromium-driver through
 python3-selenium (scripts/setup.sh installs them), with a fresh profile and
 no background traffic of its own, so that every request it makes is the
-page's. Raises MissingBrowser (never skips) when a part is not installed."""
+page's. Raises MissingBrowser (never skips) when a part is not installed.
+With --auth-keys the page asks for a key: wait_key_form, enter_key."""
 
 import json
 import os
@@ -45,14 +46,43 @@ def wait_ready(driver, wait_until, timeout=20):
                timeout, "the dashboard's first render")
 
 
-def requested_urls(driver):
-    """Every URL the browser asked for since the last call (CDP network log)
-    plus the page's resource timing entries."""
-    urls = []
+def wait_key_form(driver, wait_until, timeout=20):
+    """Until the page shows its API key form (a data route answered 401/403)."""
+    wait_until(lambda: driver.execute_script(
+        "const p = document.getElementById('key-panel'); return !!p && !p.hidden"),
+        timeout, "the dashboard's API key form")
+
+
+def key_error(driver):
+    """The text under the key form: the server's refusal of the key, or ''."""
+    return driver.execute_script(
+        "const e = document.getElementById('key-error'); return e && !e.hidden ? e.textContent : ''")
+
+
+def enter_key(driver, key):
+    """Types `key` into the key form and presses Enter, as a user would."""
+    from selenium.webdriver.common.keys import Keys
+    field = driver.find_element("id", "key-input")
+    field.clear()
+    field.send_keys(key, Keys.ENTER)
+
+
+def sent_requests(driver):
+    """(url, request headers) of every request the browser sent since the last
+    read of the CDP network log."""
+    sent = []
     for entry in driver.get_log("performance"):
         msg = json.loads(entry["message"])["message"]
         if msg.get("method") == "Network.requestWillBeSent":
-            urls.append(msg["params"]["request"]["url"])
+            request = msg["params"]["request"]
+            sent.append((request["url"], request.get("headers", {})))
+    return sent
+
+
+def requested_urls(driver):
+    """Every URL the browser asked for since the last call (CDP network log)
+    plus the page's resource timing entries."""
+    urls = [url for url, _ in sent_requests(driver)]
     urls += driver.execute_script(
         "return performance.getEntriesByType('resource').map(e => e.name)")
     return urls

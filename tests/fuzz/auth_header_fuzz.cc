@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const FixedStore store;
   for (Kind kind : {Kind::kInference, Kind::kManagement, Kind::kMetrics}) {
     const inferd::http::AccessGuard guard(&store, kind);
-    const auto refusal = guard.Check(path, header);
+    const auto refusal = guard.Check("GET", path, header);
     if (!refusal) continue;
     FUZZ_CHECK(refusal->status == 401 || refusal->status == 403, std::to_string(refusal->status));
     inferd::fuzz::CheckJson(refusal->body);

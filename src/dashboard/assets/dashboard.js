@@ -1,5 +1,7 @@
 // inferd's dashboard: fetches /dashboard/state once a second and updates the
-// page in place (no reload). Same origin only; no library.
+// page in place (no reload). Same origin only; no library. With --auth-keys
+// the data routes answer 401/403 without a management key: the page then
+// shows a key form and sends `Authorization: Bearer KEY` on every fetch.
 'use strict';
 
 (function () {
@@ -10,6 +12,57 @@
   let inFlight = false;
   let updates = 0;
   const rows = new Map();  // model name -> {tr, cells}
+
+  // The API key, when the server asks for one. In sessionStorage, not
+  // localStorage: it dies with the tab (and survives only its reloads), so a
+  // management key is not left on the disk of a shared or forgotten browser
+  // for whoever opens the page next. It only ever goes into the
+  // Authorization header of this origin's fetches: never into a URL, the
+  // page or the console.
+  const KEY_ITEM = 'inferd.dashboard.key';
+  // RFC 6750's token68, as the server's key file allows (docs/SECURITY.md).
+  const KEY_SYNTAX = /^[A-Za-z0-9._~+\/-]+=*$/;
+  let apiKey = readKey();
+  let needKey = false;
+
+  function readKey() {
+    try {
+      return sessionStorage.getItem(KEY_ITEM) || '';
+    } catch (e) {
+      return '';  // storage disabled: the key lives in this page only
+    }
+  }
+  function storeKey(key) {
+    apiKey = key;
+    try {
+      if (key) sessionStorage.setItem(KEY_ITEM, key); else sessionStorage.removeItem(KEY_ITEM);
+    } catch (e) { /* storage disabled: the key lives in this page only */ }
+  }
+
+  // A 401 or 403: the server's own message, and the key it refused ('' none).
+  class Refused extends Error {
+    constructor(status, message, key) {
+      super(message);
+      this.status = status;
+      this.key = key;
+    }
+  }
+
+  // GET of a data route of this origin with the key, if there is one; the
+  // JSON, or a Refused / Error.
+  function api(url) {
+    const key = apiKey;
+    const headers = key ? { Authorization: 'Bearer ' + key } : {};
+    return fetch(url, { cache: 'no-store', headers }).then((r) => {
+      if (r.status === 401 || r.status === 403) {
+        return r.json().catch(() => ({})).then((body) => {
+          throw new Refused(r.status, body.error || 'HTTP ' + r.status, key);
+        });
+      }
+      if (!r.ok) throw new Error('HTTP ' + r.status);
+      return r.json();
+    });
+  }
 
   const $ = (id) => document.getElementById(id);
   const field = (name) => document.querySelector('[data-field="' + name + '"]');
@@ -271,8 +324,7 @@
   // any field added later), flattened into key/value rows.
   function showDetails(name) {
     view.selected = name;
-    fetch('/models/' + encodeURIComponent(name), { cache: 'no-store' })
-      .then((r) => r.json())
+    api('/models/' + encodeURIComponent(name))
       .then((body) => {
         const table = $('details-table');
         table.replaceChildren();
@@ -287,7 +339,10 @@
         setText($('details-title'), name);
         $('details').hidden = false;
       })
-      .catch((e) => setText($('status'), 'details of ' + name + ': ' + e.message));
+      .catch((e) => {
+        if (e instanceof Refused) return askForKey(e);
+        setText($('status'), 'details of ' + name + ': ' + e.message);
+      });
   }
 
   function stateUrl() {
@@ -299,11 +354,7 @@
   function refresh() {
     if (inFlight) return;
     inFlight = true;
-    fetch(stateUrl(), { cache: 'no-store' })
-      .then((r) => {
-        if (!r.ok) throw new Error('HTTP ' + r.status);
-        return r.json();
-      })
+    api(stateUrl())
       .then((state) => {
         renderSummary(state);
         renderNode(state);
@@ -320,6 +371,7 @@
         setText(status, 'updated ' + new Date().toLocaleTimeString() + ' · every ' + state.period_s + ' s');
       })
       .catch((e) => {
+        if (e instanceof Refused) return askForKey(e);
         const status = $('status');
         status.classList.add('down');
         setText(status, 'server unreachable (' + e.message + '); retrying');
@@ -327,7 +379,60 @@
       .finally(() => { inFlight = false; });
   }
 
+  function stopPolling() {
+    if (timer) clearInterval(timer);
+    timer = null;
+  }
+
+  // The server refused the data: no key, an unknown one, or one of another
+  // kind. Polling stops until a key is given; a refused key is forgotten, and
+  // the server's message (which never quotes the key) says why.
+  function askForKey(refusal) {
+    if (refusal.key !== apiKey) return;  // an answer to a key already replaced
+    stopPolling();
+    needKey = true;
+    if (refusal.key) storeKey('');
+    const status = $('status');
+    status.classList.add('down');
+    setText(status, 'needs an API key');
+    $('forget-key').hidden = true;
+    const error = $('key-error');
+    error.hidden = !refusal.key;
+    setText(error, refusal.key
+      ? 'The server refused this key (HTTP ' + refusal.status + '): ' + refusal.message : '');
+    $('key-panel').hidden = false;
+    $('key-input').focus();
+  }
+
+  function useKey(event) {
+    event.preventDefault();  // nothing is submitted anywhere: the key stays out of every URL
+    const input = $('key-input');
+    let key = input.value.trim();
+    if (/^bearer\s/i.test(key)) key = key.slice(7).trim();
+    input.value = '';
+    const error = $('key-error');
+    if (!KEY_SYNTAX.test(key)) {
+      error.hidden = false;
+      setText(error, key ? 'This is not an API key: a key is letters, digits and - . _ ~ + / ' +
+        '(then optional =), with no space.' : 'Paste a key first.');
+      return;
+    }
+    storeKey(key);
+    needKey = false;
+    $('key-panel').hidden = true;
+    $('forget-key').hidden = false;
+    setText($('status'), 'checking the key…');
+    restart();
+  }
+
+  // Forgets the key, and reloads so that no figure read with it stays shown.
+  function forgetKey() {
+    storeKey('');
+    location.reload();
+  }
+
   function restart() {
+    if (needKey) return;
     refresh();
     if (timer) clearInterval(timer);
     timer = setInterval(refresh, 1000);
@@ -354,8 +459,11 @@
     });
     // A hidden tab stops polling: an open but unseen dashboard costs nothing.
     document.addEventListener('visibilitychange', () => {
-      if (document.hidden) { clearInterval(timer); timer = null; } else { restart(); }
+      if (document.hidden) stopPolling(); else restart();
     });
+    $('key-form').addEventListener('submit', useKey);
+    $('forget-key').addEventListener('click', forgetKey);
+    $('forget-key').hidden = !apiKey;
     restart();
   });
 })();
