@@ -14,6 +14,7 @@
 # texts/). Environment (defaults):
 #   INFERD=build/inferd  PEERS=../shared/peers/fastapi_torch
 #   CONFIGS="inferd uvicorn1 gunicorn2 gunicorn2_t1 gunicorn2_t1_tcmalloc"
+#     (also: inferd_auto, the same store with `precision: auto` added, issue 26)
 #   CONCURRENCY="1 4 8 16"  DURATION=10s  WARMUP=3s  ROUNDS=2  TIMEOUT=30s
 #   OUT=bench-out/text-<model>-<time>  SERVE_ARGS="" (extra `inferd serve` flags)
 # Leaves the wrk lines (results.jsonl), server logs and inferd's /metrics in $OUT.
@@ -49,6 +50,11 @@ mkdir -p "$OUT"
 TMP=$(mktemp -d)
 mkdir -p "$TMP/store"
 cp -as "$BENCH/$MODEL" "$TMP/store/$MODEL"
+mkdir -p "$TMP/store_auto"
+cp -as "$BENCH/$MODEL" "$TMP/store_auto/$MODEL"
+rm "$TMP/store_auto/$MODEL/config.yaml"
+{ grep -v '^precision:' "$BENCH/$MODEL/config.yaml"; echo "precision: auto"; } \
+  > "$TMP/store_auto/$MODEL/config.yaml"
 
 SERVER_PID=""
 stop_server() {
@@ -109,10 +115,12 @@ for round in $(seq "$ROUNDS"); do
     port=$(free_port)
     log="$OUT/$cfg.r$round.server.log"
     echo "== $cfg round $round, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-    if [ "$cfg" = inferd ]; then
+    if [ "$cfg" = inferd ] || [ "$cfg" = inferd_auto ]; then
+      store="$TMP/store"
+      [ "$cfg" = inferd_auto ] && store="$TMP/store_auto"
       mport=$(free_port)
       metrics_port=$(free_port)
-      setsid "$INFERD" serve --model-store "$TMP/store" --bind 127.0.0.1 --http-port "$port" \
+      setsid "$INFERD" serve --model-store "$store" --bind 127.0.0.1 --http-port "$port" \
         --management-port "$mport" --metrics-port "$metrics_port" --grpc-port 0 $SERVE_ARGS \
         > "$log" 2>&1 &
     else
@@ -125,17 +133,17 @@ for round in $(seq "$ROUNDS"); do
       -s tools/wrk_post_texts.lua "$url" > /dev/null
     for c in $CONCURRENCY; do
       before="0 0"
-      [ "$cfg" = inferd ] && before=$(tokens "$metrics_port")
+      [ "${cfg#inferd}" != "$cfg" ] && before=$(tokens "$metrics_port")
       cpu0=$(cpu_s)
       line=$(WRK_TEXT_DIR="$BENCH/texts" wrk -t1 -c"$c" -d"$DURATION" --timeout "$TIMEOUT" \
         --latency -s tools/wrk_post_texts.lua "$url" | grep '^WRK_JSON' | sed 's/^WRK_JSON //')
       cpu1=$(cpu_s)
       after="0 0"
-      [ "$cfg" = inferd ] && after=$(tokens "$metrics_port")
+      [ "${cfg#inferd}" != "$cfg" ] && after=$(tokens "$metrics_port")
       echo "{\"config\": \"$cfg\", \"round\": $round, \"c\": $c, \"cpu_s\": [$cpu0, $cpu1], \"tokens_before\": \"$before\"," \
            "\"tokens_after\": \"$after\", \"wrk\": $line}" | tee -a "$OUT/results.jsonl" >&2
     done
-    [ "$cfg" = inferd ] && curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/inferd.r$round.metrics"
+    [ "${cfg#inferd}" != "$cfg" ] && curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/$cfg.r$round.metrics"
     stop_server
   done
 done

@@ -26,9 +26,11 @@ def main():
         v = [r["wrk"][key] for r in cell.get((cfg, c), [])]
         return statistics.median(v) if v else None
 
+    ours = [cfg for cfg in configs if cfg.startswith("inferd")]
     print("| c | " + " | ".join(f"{cfg} req/s (p50 / p90 / p99 ms)" for cfg in configs) +
-          " | inferd / tuned req/s | inferd / tuned p99 | padding waste | CPU ms per request |")
-    print("|---|" + "---|" * (len(configs) + 4))
+          "".join(f" | {cfg} / tuned req/s | {cfg} / tuned p99" for cfg in ours) +
+          " | padding waste | CPU ms per request |")
+    print("|---|" + "---|" * (len(configs) + 2 * len(ours) + 2))
     for c in cs:
         out = []
         for cfg in configs:
@@ -39,13 +41,17 @@ def main():
             errors = sum(r["wrk"]["errors"] for r in cell[(cfg, c)])
             out.append(f"{rps:.1f} ({med(cfg, c, 'p50_ms'):.0f} / {med(cfg, c, 'p90_ms'):.0f} / "
                        f"{med(cfg, c, 'p99_ms'):.0f})" + (f" {errors} errors" if errors else ""))
-        peers = [cfg for cfg in configs if cfg != "inferd" and (cfg, c) in cell]
+        peers = [cfg for cfg in configs if not cfg.startswith("inferd") and (cfg, c) in cell]
         tuned = TUNED if TUNED in peers else max(
             peers, key=lambda p: med(p, c, "ok_requests_per_s"), default=None)
-        ratio = p99 = waste = "-"
-        if tuned and ("inferd", c) in cell:
-            ratio = f"{med('inferd', c, 'ok_requests_per_s') / med(tuned, c, 'ok_requests_per_s'):.2f}x"
-            p99 = f"{med('inferd', c, 'p99_ms') / med(tuned, c, 'p99_ms'):.2f}x"
+        ratios = []
+        for cfg in ours:
+            if tuned and (cfg, c) in cell:
+                ratios.append(f"{med(cfg, c, 'ok_requests_per_s') / med(tuned, c, 'ok_requests_per_s'):.2f}x")
+                ratios.append(f"{med(cfg, c, 'p99_ms') / med(tuned, c, 'p99_ms'):.2f}x")
+            else:
+                ratios += ["-", "-"]
+        waste = "-"
         if ("inferd", c) in cell:
             padded = real = 0.0
             for r in cell[("inferd", c)]:
@@ -60,7 +66,7 @@ def main():
                  for r in cell.get((cfg, c), []) if "cpu_s" in r]
             if v:
                 cpu.append(f"{cfg} {statistics.median(v):.0f}")
-        print(f"| {c} | " + " | ".join(out) + f" | {ratio} | {p99} | {waste} | "
+        print(f"| {c} | " + " | ".join(out + ratios) + f" | {waste} | "
               f"{', '.join(cpu) or '-'} |")
     rounds = max(r["round"] for r in rows)
     print(f"\nmedians of {rounds} interleaved round(s); tuned = {TUNED}")
