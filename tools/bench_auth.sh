@@ -7,7 +7,8 @@
 # bench sends the last inference key (the check compares against every key).
 #
 #   tools/bench_auth.sh [BINARY]      env: as bench_ab.sh (CONCS="8" ROUNDS=7 DURATION=4
-#                                     WARM_S=5 OUT=bench-out/auth-<time>)
+#                                     WARM_S=5 OUT=bench-out/auth-<time>); SWAP=1 puts the
+#                                     keys on A instead (order effects show as a sign flip)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -19,9 +20,12 @@ cat > "$TMP/keys.yaml" <<'YAML'
 inference: [bench-inference-key-00000001, bench-inference-key-00000002, bench-inference-key-00000003]
 management: [bench-management-key-0000001]
 YAML
+KEYED=B
+[ "${SWAP:-0}" = 1 ] && KEYED=A
 echo '{"inputs":[{"name":"input","datatype":"FP32","shape":[1,4],"data":[1,2,3,4]}]}' > "$TMP/body.json"
-STORE_A="$TMP/store" MODEL=identity_fp32 IMAGE="$TMP/body.json" FORM=v2json \
-  CONCS=${CONCS:-8} ROUNDS=${ROUNDS:-7} DURATION=${DURATION:-4} WARM_S=${WARM_S:-5} \
-  SERVE_ARGS_B="--auth-keys $TMP/keys.yaml" HEADER_B="Authorization: Bearer bench-inference-key-00000003" \
-  OUT=${OUT:-bench-out/auth-$(date +%Y%m%d-%H%M%S)} \
+env STORE_A="$TMP/store" MODEL=identity_fp32 IMAGE="$TMP/body.json" FORM=v2json \
+  CONCS="${CONCS:-8}" ROUNDS="${ROUNDS:-7}" DURATION="${DURATION:-4}" WARM_S="${WARM_S:-5}" \
+  "SERVE_ARGS_$KEYED=--auth-keys $TMP/keys.yaml" \
+  "HEADER_$KEYED=Authorization: Bearer bench-inference-key-00000003" \
+  OUT="${OUT:-bench-out/auth-$(date +%Y%m%d-%H%M%S)}" \
   bash tools/bench_ab.sh "$BIN" "$BIN"
