@@ -79,8 +79,9 @@ int main(int argc, char** argv) {
   t->add_flag("--json", topo.json, "JSON instead of text");
   bool calibrate = false;
   t->add_flag("--calibrate", calibrate,
-              "load each model and calibrate its batch sizes on its planned executor, as the "
-              "server does at load; exit 2 if a model fails")
+              "load each model as the server does (precision chosen under the accuracy "
+              "guard, its table printed) and calibrate its batch sizes on its planned "
+              "executor; exit 2 if a model fails")
       ->needs(topo_store);
   t->add_option("--cpus", topo.cpus, "narrow the CPU budget, e.g. 0-3,6");
   t->add_option("--auto-threads", topo.plan.auto_threads, "cores per executor for auto models")

@@ -20,8 +20,9 @@
 //    repository on its load threads, with no cores and 1 thread, so that
 //    warm-up runs stay on one core).
 //  - execution_report says how the backend chose to run the model (a variant
-//    such as an optimisation pass, verified and timed at load) and why; it is
-//    fixed once Load returns.
+//    such as an optimisation pass, verified and timed at load) and why, and
+//    the precision it chose under its accuracy guard (precision_report.h;
+//    empty `requested` when it had no choice); it is fixed once Load returns.
 //  - WeightBytes states what the loaded model holds for good (its parameters
 //    and buffers); the repository's memory budget reports it beside the
 //    resident memory a load adds.
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "backend/precision_report.h"
 #include "common/tensor.h"
 #include "config/model_config.h"
 
@@ -50,6 +52,7 @@ struct ExecutionVariantTrial {
 struct ExecutionReport {
   std::string chosen;  // the variant Execute runs; empty when the backend has no choice
   std::vector<ExecutionVariantTrial> trials;
+  PrecisionReport precision;
 };
 
 class Model {

@@ -1,10 +1,21 @@
 // The precision a backend chose for a model at load, and what it measured on
-// each candidate (backend/torch/precision_choice.h fills it in; the torch
-// model keeps it, TorchModel::precision_report). Plain data.
+// each candidate (backend/torch/precision_choice.h fills it in; the model
+// hands it out in ExecutionReport::precision), and its two forms, shared by
+// `GET /v2/models/{m}` and `inferd topology --calibrate`:
+//
+// JSON (WritePrecisionJson): {"requested", "chosen", "samples", "sample_source",
+//   "candidates": [{"precision", "built", "ms_per_item", "max_rel_error",
+//                   "top1_agreement" (agreed / checked; null when no sample had a
+//                   clear fp32 margin), "top1_agreed", "top1_checked",
+//                   "tolerance", "verdict"}]}
+// Text (FormatPrecision): a head line, then a line per candidate.
+// Pure functions.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "common/json_writer.h"
 
 namespace inferd::backend {
 
@@ -28,5 +39,18 @@ struct PrecisionReport {
   std::string sample_source;
   std::vector<PrecisionTrial> candidates;  // fp32 first
 };
+
+// The verdict in one word, for a metric label: chosen | reference (fp32 not
+// chosen) | accepted | refused | not_built.
+std::string VerdictClass(const PrecisionTrial& trial, const PrecisionReport& report);
+
+// Writes the report as one JSON object (the value of a "precision" key).
+void WritePrecisionJson(JsonWriter& w, const PrecisionReport& report);
+
+// "precision auto: bf16 (8 samples, drawn for the declared shapes)", then per
+// candidate "  bf16       0.123 ms/item  max error 4.10e-03 (tolerance 1.0e-02)
+// top-1 8/8  chosen: ..." (on one line; "-" for a time not measured, "the
+// reference" for fp32's tolerance).
+std::vector<std::string> FormatPrecision(const PrecisionReport& report);
 
 }  // namespace inferd::backend

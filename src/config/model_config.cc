@@ -274,6 +274,13 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     RETURN_IF_ERROR(r.ReadInt("max_execution_ms", &c.max_execution_ms, 0, 86'400'000));
     RETURN_IF_ERROR(ParseInstances(r, &c.instances));
     RETURN_IF_ERROR(r.ReadChoice("precision", &c.precision));
+    if (r.Has("precision_tolerance")) {
+      double tolerance = 0;
+      RETURN_IF_ERROR(r.Read("precision_tolerance", &tolerance, "a number in (0, 1]"));
+      RETURN_IF_ERROR(r.Expect(tolerance > 0 && tolerance <= 1, "precision_tolerance",
+                               "a number in (0, 1]"));
+      c.precision_tolerance = tolerance;
+    }
     RETURN_IF_ERROR(r.ReadChoice("variants", &c.variants));
     RETURN_IF_ERROR(r.Expect(r.Has("inputs"), "inputs", "a list of {name, datatype, shape}"));
     RETURN_IF_ERROR(ParseTensorSpecs(r.Get("inputs"), file, "inputs", &c.inputs));

@@ -92,6 +92,10 @@ struct ModelConfig {
   int64_t max_execution_ms = 0;
   InstancesConfig instances;
   Precision precision = Precision::kFp32;
+  // The largest error a reduced precision may make, relative to the largest
+  // fp32 output, in (0, 1]; absent: each precision's own default (bf16 1e-2,
+  // int8 5e-2: backend/torch/precision_choice.h). No effect with fp32.
+  std::optional<double> precision_tolerance;
   // How the backend may run the model (choices.h).
   Variants variants = Variants::kAuto;
   std::vector<TensorSpec> inputs;

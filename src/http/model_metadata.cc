@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "backend/precision_report.h"
 #include "common/json_writer.h"
 
 namespace inferd::http {
@@ -137,6 +138,14 @@ StatusOr<std::string> WriteV2ModelMetadata(const ModelStatus& status,
   if (!m.error.empty()) w.Key("error").String(m.error);
   if (!m.reason.empty()) w.Key("reason").String(m.reason);
   WriteCalibration(w, m.calibration, status.config);
+  // backend/precision_report.h; null when not resident or the backend had no
+  // choice (precision fp32).
+  w.Key("precision");
+  if (m.precision) {
+    backend::WritePrecisionJson(w, *m.precision);
+  } else {
+    w.Null();
+  }
   w.EndObject();
   return w.Take();
 }

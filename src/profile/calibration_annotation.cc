@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "backend/precision_report.h"
 #include "common/json_writer.h"
 #include "topology/cpu_list.h"
 
@@ -47,7 +48,14 @@ topology::ModelAnnotation CalibrationAnnotation(const config::ModelConfig& confi
     w.BeginObject().Key("batch_size").Int(s.batch).Key("latency_ms").Double(s.latency_ms);
     w.Key("ms_per_item").Double(s.ms_per_item).Key("chosen").Bool(s.chosen).EndObject();
   }
-  w.EndArray().EndObject();
+  w.EndArray();
+  w.Key("precision");
+  if (r.precision.requested.empty()) {
+    w.Null();
+  } else {
+    backend::WritePrecisionJson(w, r.precision);
+  }
+  w.EndObject();
   a.json_value = w.Take();
 
   if (c.calibrated) {
@@ -59,6 +67,9 @@ topology::ModelAnnotation CalibrationAnnotation(const config::ModelConfig& confi
   } else {
     a.text.push_back("batch calibration (" + Where(r) + "): not calibrated (" + c.note +
                      "): up to " + std::to_string(limit));
+  }
+  if (!r.precision.requested.empty()) {
+    for (const auto& line : backend::FormatPrecision(r.precision)) a.text.push_back(line);
   }
   return a;
 }

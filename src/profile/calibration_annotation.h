@@ -8,10 +8,13 @@
 //    "calibrated", "max_batch_size" (the largest batch the queue will form:
 //    the largest chosen size, or the config's max_batch_size when not
 //    calibrated), "seconds", "note" (calibrated) or "reason" (not),
-//    "sizes": [{"batch_size", "latency_ms", "ms_per_item", "chosen"}]}
+//    "sizes": [{"batch_size", "latency_ms", "ms_per_item", "chosen"}],
+//    "precision": the server's "precision" object (backend/precision_report.h),
+//    null when the backend had no choice (precision fp32)}
 // and for a model that failed (no version, a load that fails):
 //   {"calibrated": false, "error": "model 'm': ..."}, the annotation's error.
-// Text: one head line, then the server log's line per size (FormatCalibration).
+// Text: one head line, then the server log's line per size (FormatCalibration),
+// then the precision table (FormatPrecision) when the backend chose one.
 //
 // CalibrationAnnotation is a pure function; the annotator loads models (see
 // store_calibration.h) and is thread-compatible.

@@ -62,6 +62,7 @@ StatusOr<StoreCalibration> CalibrateStoreModel(backend::Backend& backend,
   runner.name = config.name + ":" + std::to_string(result.version);
   runner.config = config;
   runner.model = std::move(loaded).value();
+  result.precision = runner.model->execution_report().precision;
   scheduler::CalibrationOptions o = options;
   if (!o.timer) o.timer = scheduler::ExecutorTimer(executor.threads);
   OnFreshThread([&] {

@@ -13,6 +13,10 @@
 // ChooseBatchSizes; the clock the scheduler picks for that executor
 // (ExecutorTimer: thread CPU time for one thread, else wall time).
 //
+// The precision the backend chose at load, with every candidate it measured,
+// comes back with the calibration (the server shows the same in
+// `GET /v2/models/{m}`).
+//
 // What differs from a server by design: one model at a time, nothing else
 // loading or serving meanwhile, and its memory freed before the next model.
 //
@@ -41,6 +45,7 @@ struct StoreCalibration {
   int64_t version = 0;  // the version loaded
   CalibrationExecutor executor;
   double load_seconds = 0;                  // Backend::Load, wall time
+  backend::PrecisionReport precision;       // chosen at load (empty `requested`: no choice)
   scheduler::BatchCalibration calibration;  // uncalibrated, with the reason, when the model
                                             // cannot be measured (max_batch_size 1, ...)
 };

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/precision_report.h"
 #include "config/model_config.h"
 #include "scheduler/batch_calibration.h"
 
@@ -63,6 +64,10 @@ struct VersionStatus {
   // What the scheduler measured and chose for this instance at load (or why
   // not: calibrate false, max_batch_size 1, failed); absent when not resident.
   std::optional<scheduler::BatchCalibration> calibration;
+  // The precision the backend chose at load and every candidate it measured;
+  // absent when not resident or when the backend had no choice (precision
+  // fp32, or a backend without one).
+  std::optional<backend::PrecisionReport> precision;
 };
 
 struct ModelStatus {

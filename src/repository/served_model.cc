@@ -8,6 +8,10 @@ ServedModel::~ServedModel() {
   if (parts_.on_release) parts_.on_release();
 }
 
+backend::PrecisionReport ServedModel::precision() const {
+  return parts_.model ? parts_.model->execution_report().precision : backend::PrecisionReport{};
+}
+
 scheduler::BatchCalibration ServedModel::calibration() const {
   return parts_.scheduler->GetCalibration(*parts_.queue);
 }

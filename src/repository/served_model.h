@@ -75,6 +75,9 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
   const Footprint& footprint() const { return parts_.footprint; }
   // The queue's calibration now (a copy: a deferred one arrives later).
   scheduler::BatchCalibration calibration() const;
+  // What the backend measured when it chose the precision (fixed at load);
+  // empty `requested` when it had no choice.
+  backend::PrecisionReport precision() const;
 
   // Stops accepting requests; those already queued still run. Idempotent.
   void Retire();

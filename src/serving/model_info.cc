@@ -92,6 +92,7 @@ StatusOr<ModelMetadata> DescribeModel(const ModelStatus& status, std::optional<i
   m.error = shown && !shown->error.empty() ? shown->error : status.error;
   if (shown) m.reason = shown->reason;
   if (shown) m.calibration = shown->calibration;
+  if (shown) m.precision = shown->precision;
   return m;
 }
 

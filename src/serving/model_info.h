@@ -42,6 +42,9 @@ struct ModelMetadata {
   std::string reason;  // why that version is QUARANTINED; empty otherwise
   // The shown version's batch calibration; absent when it is not resident.
   std::optional<scheduler::BatchCalibration> calibration;
+  // The shown version's precision choice; absent when it is not resident or
+  // the backend had no choice.
+  std::optional<backend::PrecisionReport> precision;
 };
 
 // The metadata of `version` (empty: of the default version, with every

@@ -7,6 +7,11 @@
   - tiny_encoder_bf16: nn.TransformerEncoder's fast path in bf16 answers (it
     failed under autocast on every request) within 1e-2 of PyTorch.
   - tiny_encoder (auto): every candidate measured in the log, one chosen.
+  - GET /v2/models/{m} "precision" and /metrics show what the log shows: the
+    candidates with their error, time and verdict (precision_ruin's refused
+    ones with their error), the one served.
+  - tiny_encoder_tight: tiny_encoder_bf16 with precision_tolerance: 1e-6: the
+    bf16 the default tolerance keeps is refused, the model UNAVAILABLE.
   - digits_auto, digits_bf16, digits_int8: the trained digits CNN, checked on a
     samples/ folder of held-out images, keeps PyTorch fp32's accuracy within 0.5
     points through the server (auto serves fp32 here: bf16 and int8 pass the
@@ -21,7 +26,7 @@ import pytest
 import torch
 
 from conftest import copy_model, load_reference, stop_and_check
-from inferd_e2e import get, infer_json, parse_infer_response
+from inferd_e2e import get, infer_json, parse_infer_response, parse_metrics
 
 TEST_MODELS = ["precision_ruin", "precision_ruin_bf16", "tiny_encoder", "tiny_encoder_bf16"]
 
@@ -45,6 +50,8 @@ def precision_server(server_factory, test_store, example_store, tmp_path_factory
     store = tmp_path_factory.mktemp("precision-store")
     for m in TEST_MODELS:
         copy_model(test_store, m, store)
+    copy_model(test_store, "tiny_encoder_bf16", store, "tiny_encoder_tight",
+               extra_config="precision_tolerance: 1e-6\n")
     images, _ = digits_images(example_store)
     for precision in ("auto", "bf16", "int8"):
         digits = store / f"digits_{precision}"
@@ -181,3 +188,70 @@ def test_digits_accuracy_stays_within_half_a_point(precision_server, example_sto
     print(f"\ndigits_cnn under precision {summary}: accuracy {server_acc:.4f} "
           f"through the server vs {py_acc:.4f} fp32 PyTorch")
     assert abs(server_acc - py_acc) <= 0.005
+
+
+def precision_metrics(server, model):
+    """{family: {precision: value}} of the inferd_model_precision_* series of `model`."""
+    out = {}
+    for name, labels, value in parse_metrics(get(server.metrics, "/metrics").body.decode()):
+        if name.startswith("inferd_model_precision") and labels.get("model") == model:
+            assert labels["version"] == "1", labels
+            out.setdefault(name, {})[labels["precision"]] = value
+    return out
+
+
+def test_metadata_and_metrics_show_every_candidate_and_the_refused_ones_error(precision_server):
+    doc = wait_state(precision_server, "precision_ruin")
+    assert doc["state"] == "READY", doc
+    p = doc["precision"]
+    assert (p["requested"], p["chosen"], p["samples"]) == ("auto", "fp32", 8), p
+    assert p["sample_source"] == "drawn for the declared shapes", p
+    shown = {c["precision"]: c for c in p["candidates"]}
+    assert [c["precision"] for c in p["candidates"]] == ["fp32", "bf16", "int8"], p
+    assert shown["fp32"]["verdict"].startswith("chosen"), shown["fp32"]
+    assert shown["fp32"]["ms_per_item"] > 0 and shown["fp32"]["max_rel_error"] == 0
+    rows, _ = precision_lines(precision_server, "precision_ruin")
+    built = [c for c in shown.values() if c["precision"] != "fp32" and c["built"]]
+    for c in built:
+        assert c["verdict"].startswith("refused: max error"), c
+        assert c["max_rel_error"] > 0.1 and c["max_rel_error"] > c["tolerance"], c
+        assert c["tolerance"] == {"bf16": 1e-2, "int8": 5e-2}[c["precision"]], c
+        assert rows[c["precision"]].endswith(c["verdict"]), (rows, c)  # the log says the same
+    for c in shown.values():
+        if not c["built"]:
+            assert c["verdict"].startswith("not built"), c
+
+    m = precision_metrics(precision_server, "precision_ruin")
+    assert m["inferd_model_precision_served"] == {"fp32": 1, "bf16": 0, "int8": 0}, m
+    kept = m["inferd_model_precision_candidate_kept"]
+    assert kept["fp32"] == 1 and all(kept[c["precision"]] == 0 for c in built), m
+    errors = m.get("inferd_model_precision_candidate_max_relative_error", {})
+    for c in built:
+        assert errors[c["precision"]] == pytest.approx(c["max_rel_error"], rel=1e-6), (m, c)
+    assert m["inferd_model_precision_candidate_ms_per_item"]["fp32"] == pytest.approx(
+        shown["fp32"]["ms_per_item"], rel=1e-6), m
+    print(f"\nprecision_ruin metadata: {json.dumps(p)}")
+
+
+def test_explicit_bf16_metadata_shows_it_served_and_fp32_shows_none(precision_server):
+    doc = wait_state(precision_server, "tiny_encoder_bf16")
+    assert doc["state"] == "READY", doc
+    p = doc["precision"]
+    assert (p["requested"], p["chosen"]) == ("bf16", "bf16"), p
+    fp32, bf16 = p["candidates"]
+    assert (fp32["precision"], bf16["precision"]) == ("fp32", "bf16"), p
+    assert bf16["verdict"].startswith("chosen") and 0 < bf16["max_rel_error"] <= 1e-2, bf16
+    assert bf16["ms_per_item"] > 0, bf16
+    m = precision_metrics(precision_server, "tiny_encoder_bf16")
+    assert m["inferd_model_precision_served"] == {"fp32": 0, "bf16": 1}, m
+    # A model whose load failed is not resident: no table.
+    refused = wait_state(precision_server, "precision_ruin_bf16")
+    assert refused["precision"] is None, refused
+
+
+def test_a_tight_precision_tolerance_refuses_what_the_default_keeps(precision_server):
+    doc = wait_state(precision_server, "tiny_encoder_tight")
+    assert doc["state"] == "UNAVAILABLE", doc
+    assert "precision bf16 is refused: max error" in doc["error"], doc["error"]
+    assert "above the tolerance 1e-06" in doc["error"], doc["error"]
+    assert wait_state(precision_server, "tiny_encoder_bf16")["state"] == "READY"

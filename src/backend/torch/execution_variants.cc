@@ -119,7 +119,7 @@ double TimeCallMs(const std::function<void()>& call) {
 
 ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Module frozen,
                             const config::ModelConfig& config, const std::string& mode) {
-  ChosenVariant chosen{frozen, false, {"frozen", {}}};
+  ChosenVariant chosen{frozen, false, {"frozen", {}, {}}};
   const std::string& name = config.name;
   std::vector<at::Tensor> one = MakeInputs(config, 1);
   const bool batches = config.max_batch_size > 1;

@@ -244,7 +244,8 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
   report.candidates.push_back(base);
   for (const config::Precision precision : wanted) {
     PrecisionTrial t{std::string(config::Name(precision)), false, 0, 0, 0, 0, 0, ""};
-    t.tolerance = precision == config::Precision::kBf16 ? kBf16Tolerance : kInt8Tolerance;
+    t.tolerance = config.precision_tolerance.value_or(
+        precision == config::Precision::kBf16 ? kBf16Tolerance : kInt8Tolerance);
     std::optional<PrecisionModule> module;
     const std::string skip = automatic ? WhyNotBuilt(precision, eval) : "";
     if (!skip.empty()) {

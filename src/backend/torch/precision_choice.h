@@ -18,7 +18,8 @@
 // (execution_variants.h's MakeInputs; integer inputs that feed an embedding
 // get ids drawn within its rows, other integer inputs ones). A candidate that
 // throws, gives a non-finite output where fp32 does not, differs from fp32 by
-// more than the tolerance (max |out - fp32| over max |fp32|, per output), or
+// more than the tolerance (max |out - fp32| over max |fp32|, per output; the
+// config's precision_tolerance, else kBf16Tolerance or kInt8Tolerance), or
 // changes the top-1 class of a classifier output ([batch, classes]) on a
 // sample whose fp32 top-2 margin exceeds the tolerance of the largest output
 // is refused. Kept candidates are timed on the samples (as the variants are,

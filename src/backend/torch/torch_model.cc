@@ -61,14 +61,13 @@ Status CheckInputCount(::torch::jit::Module& module, const config::ModelConfig& 
 
 TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
                        bool channels_last, bool bf16_inputs, ExecutionReport report,
-                       PrecisionReport precision, int64_t weight_bytes)
+                       int64_t weight_bytes)
     : module_(std::move(module)),
       config_(std::move(config)),
       bf16_inputs_(bf16_inputs),
       frozen_(frozen),
       channels_last_(channels_last),
       report_(std::move(report)),
-      precision_(std::move(precision)),
       weight_bytes_(weight_bytes) {}
 
 StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
@@ -123,7 +122,6 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     report = std::move(chosen.report);
   }
   bool bf16_inputs = false;
-  PrecisionReport precision_report;
   if (load.config.precision != config::Precision::kFp32) {
     if (!frozen) {
       return FailedPrecondition("model " + Quoted(name) + ": precision " +
@@ -140,12 +138,12 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     module = chosen.served.module;
     channels_last = chosen.served.channels_last;
     bf16_inputs = chosen.served.bf16_inputs;
-    precision_report = std::move(chosen.report);
+    report.precision = std::move(chosen.report);
   }
   eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more
   auto model = std::shared_ptr<TorchModel>(
       new TorchModel(std::move(module), load.config, frozen, channels_last, bf16_inputs,
-                     std::move(report), std::move(precision_report), weight_bytes));
+                     std::move(report), weight_bytes));
   if (options.warm_up) {
     Status status = model->WarmUp();
     if (!status.ok()) return status;
@@ -155,9 +153,9 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   memory::ReleaseFreeMemory();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start).count();
-  const std::string served_precision = model->precision_.chosen.empty()
+  const std::string served_precision = model->report_.precision.chosen.empty()
                                            ? std::string(config::Name(load.config.precision))
-                                           : model->precision_.chosen;
+                                           : model->report_.precision.chosen;
   spdlog::info("model '{}': loaded {} in {} ms ({}, precision {}, variant {})", name, path, ms,
                frozen ? "frozen" : "not frozen", served_precision,
                model->report_.chosen.empty() ? "none" : model->report_.chosen);

@@ -27,7 +27,6 @@
 #include <torch/script.h>
 
 #include "backend/backend.h"
-#include "backend/precision_report.h"
 
 namespace inferd::backend {
 
@@ -48,7 +47,7 @@ class TorchModel : public Model {
   ExecutionReport execution_report() const override { return report_; }
   // The precision chosen at load and every candidate measured; empty
   // `requested` for precision fp32.
-  const PrecisionReport& precision_report() const { return precision_; }
+  const PrecisionReport& precision_report() const { return report_.precision; }
 
   bool frozen() const { return frozen_; }
   // Parameters and buffers of the module as loaded (before freezing folds them).
@@ -57,7 +56,7 @@ class TorchModel : public Model {
  private:
   TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
              bool channels_last, bool bf16_inputs, ExecutionReport report,
-             PrecisionReport precision, int64_t weight_bytes);
+             int64_t weight_bytes);
 
   StatusOr<std::vector<c10::IValue>> ToArguments(const std::vector<NamedTensor>& inputs) const;
   StatusOr<std::vector<NamedTensor>> FromResult(const c10::IValue& result) const;
@@ -72,8 +71,7 @@ class TorchModel : public Model {
   const bool bf16_inputs_;  // floating inputs are cast to bf16 (precision bf16)
   const bool frozen_;
   const bool channels_last_;  // 4-D floating inputs go in as channels-last
-  const ExecutionReport report_;
-  const PrecisionReport precision_;
+  const ExecutionReport report_;  // with the precision report
   const int64_t weight_bytes_;
 };
 

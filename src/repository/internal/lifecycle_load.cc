@@ -15,6 +15,7 @@
 
 #include "backend/registry.h"
 #include "repository/internal/lifecycle.h"
+#include "repository/internal/precision_metrics.h"
 #include "repository/memory_budget.h"
 
 namespace inferd::repository::internal {
@@ -171,6 +172,9 @@ std::vector<Lifecycle::LoadedVersion> Lifecycle::LoadVersions(const std::string&
     const double seconds = std::chrono::duration<double>(options_.clock->Now() - start).count();
     if (metrics_) metrics_->load_seconds->Observe(seconds);
     if (handle.ok()) {
+      if (options_.metrics) {
+        ExportPrecision(*options_.metrics, name, stored.version, (*handle)->precision());
+      }
       const Footprint& f = (*handle)->footprint();
       spdlog::info(
           "model '{}' version {} is ready: loaded in {:.0f} ms, footprint {} "

@@ -8,11 +8,15 @@ namespace inferd::repository::internal {
 
 // A version's calibration is read from the scheduler (a deferred one arrives
 // late), under the scheduler's lock: never with mu_ held, because a request's
-// completion may run the repository's on_idle under the scheduler's lock.
+// completion may run the repository's on_idle under the scheduler's lock. Its
+// precision report (fixed at load) is read with it.
 namespace {
 void FillCalibrations(ModelStatus& s, std::vector<ModelHandle>& handles) {
   for (size_t i = 0; i < s.versions.size() && i < handles.size(); ++i) {
-    if (handles[i]) s.versions[i].calibration = handles[i]->calibration();
+    if (!handles[i]) continue;
+    s.versions[i].calibration = handles[i]->calibration();
+    backend::PrecisionReport precision = handles[i]->precision();
+    if (!precision.requested.empty()) s.versions[i].precision = std::move(precision);
   }
   handles.clear();  // released here, outside mu_
 }

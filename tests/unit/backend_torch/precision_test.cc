@@ -130,6 +130,46 @@ TEST(PrecisionTest, Bf16TransformerEncoderServesCloseToFp32) {
   EXPECT_GT(error, 0) << "bf16 gave fp32's exact answer: was it applied?";
 }
 
+// precision_tolerance replaces each candidate's default: bf16, kept on the
+// encoder at 1e-2 (above), is refused at 1e-6 with the tolerance named.
+TEST(PrecisionTest, ATightToleranceRefusesWhatTheDefaultKeeps) {
+  SKIP_WITHOUT_TEST_STORE();
+  LoadOptions options = TestLoadOptions("tiny_encoder_bf16");
+  ASSERT_EQ(options.config.precision, config::Precision::kBf16);
+  ASSERT_FALSE(options.config.precision_tolerance.has_value());
+  auto kept = LoadOrDie(options);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(ReportOf(kept).candidates.back().tolerance, kBf16Tolerance);
+  EXPECT_GT(ReportOf(kept).candidates.back().max_relative_error, 1e-6);
+
+  options.config.precision_tolerance = 1e-6;
+  auto backend = TorchBackend::Create();
+  ASSERT_TRUE(backend.ok());
+  auto refused = (*backend)->Load(options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("precision bf16 is refused: max error"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("above the tolerance 1e-06"));
+}
+
+// The report reaches the backend interface (ExecutionReport::precision), which
+// the repository shows in GET /v2/models/{m}; fp32 has no report.
+TEST(PrecisionTest, TheReportIsPartOfTheExecutionReport) {
+  SKIP_WITHOUT_TEST_STORE();
+  auto bf16 = LoadOrDie(TestLoadOptions("tiny_encoder_bf16"));
+  ASSERT_NE(bf16, nullptr);
+  const PrecisionReport r = bf16->execution_report().precision;
+  EXPECT_EQ(r.requested, "bf16");
+  EXPECT_EQ(r.chosen, "bf16");
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_EQ(r.candidates[0].precision, "fp32");
+  EXPECT_EQ(r.candidates[1].precision, "bf16");
+  auto fp32 = LoadAs("tiny_encoder", "fp32");
+  ASSERT_NE(fp32, nullptr);
+  EXPECT_TRUE(fp32->execution_report().precision.requested.empty());
+  EXPECT_TRUE(fp32->execution_report().precision.candidates.empty());
+}
+
 TEST(PrecisionTest, Int8TransformerEncoderIsQuantizedAndServesCloseToFp32) {
   SKIP_WITHOUT_TEST_STORE();
   if (!PrecisionFeatures().int8_engine) GTEST_SKIP() << "no oneDNN quantized engine";

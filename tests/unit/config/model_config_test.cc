@@ -1,5 +1,9 @@
 #include "config/model_config.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace inferd::config {
@@ -133,6 +137,31 @@ TEST(ModelConfigTest, PrecisionTakesAutoAndInt8) {
                               "c.yaml", "m");
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     EXPECT_EQ(Name(c->precision), precision);
+  }
+}
+
+// precision_tolerance: a number in (0, 1]; absent leaves each precision's
+// own default (no value); anything else names the key and the range.
+TEST(ModelConfigTest, PrecisionToleranceIsANumberInZeroToOne) {
+  const std::string in = "precision: auto\ninputs: [{name: x, datatype: FP32, shape: [2]}]\n";
+  auto d = Parse(in);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_FALSE(d->precision_tolerance.has_value());
+  for (const auto& [text, value] : std::vector<std::pair<std::string, double>>{
+           {"1e-3", 1e-3}, {"0.05", 0.05}, {"1", 1.0}}) {
+    auto c = Parse(in + "precision_tolerance: " + text + "\n");
+    ASSERT_TRUE(c.ok()) << text << ": " << c.status().ToString();
+    ASSERT_TRUE(c->precision_tolerance.has_value()) << text;
+    EXPECT_DOUBLE_EQ(*c->precision_tolerance, value) << text;
+  }
+  for (const char* bad : {"0", "-0.01", "1.5", "small", ".inf", "[0.1]"}) {
+    auto c = Parse(in + "precision_tolerance: " + bad + "\n");
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(c.status().message().find("m/config.yaml: precision_tolerance: expected a number in "
+                                        "(0, 1]"),
+              std::string::npos)
+        << bad << ": " << c.status().message();
   }
 }
 

@@ -158,6 +158,44 @@ TEST_F(StoreCalibrationTest, TheAnnotationCarriesTheTableAndTheLimit) {
   ASSERT_EQ(a.text.size(), 4u);
   EXPECT_THAT(a.text[0], HasSubstr("executor 1, 2 threads on cpus 2-3): up to 2"));
   EXPECT_EQ(a.text[2], "  batch 2: 3.00 ms, 1.500 ms per item, chosen");
+  EXPECT_TRUE(doc["precision"].is_null());  // the backend had no choice (fp32)
+}
+
+// With a precision chosen at load, the server's "precision" object and its
+// table after the batch sizes.
+TEST_F(StoreCalibrationTest, TheAnnotationCarriesThePrecisionTable) {
+  StoreCalibration r;
+  r.version = 1;
+  r.executor = {0, {}, 1};
+  r.calibration.note = "max_batch_size is 1";
+  r.precision.requested = "auto";
+  r.precision.chosen = "int8";
+  r.precision.samples = 8;
+  r.precision.sample_source = "drawn for the declared shapes";
+  r.precision.candidates = {{"fp32", true, 2.0, 0, 0, 0, 0, "the reference"},
+                            {"bf16", true, 0, 0.5, 8, 5, 0.01, "refused: max error 0.5"},
+                            {"int8", true, 1.0, 0.02, 8, 8, 0.05, "chosen: 2.00x fp32's speed"}};
+  config::ModelConfig config;
+  config.name = "m";
+  const topology::ModelAnnotation a = CalibrationAnnotation(config, r);
+  simdjson::dom::parser parser;
+  auto doc = Parse(parser, a.json_value);
+  EXPECT_EQ(std::string_view(doc["precision"]["chosen"]), "int8");
+  auto candidates = doc["precision"]["candidates"].get_array();
+  ASSERT_EQ(candidates.size(), 3u);
+  EXPECT_EQ(std::string_view(candidates.at(1)["verdict"]), "refused: max error 0.5");
+  EXPECT_DOUBLE_EQ(double(candidates.at(1)["max_rel_error"]), 0.5);
+  EXPECT_DOUBLE_EQ(double(candidates.at(1)["top1_agreement"]), 5.0 / 8);
+  ASSERT_EQ(a.text.size(), 5u);
+  EXPECT_EQ(a.text[1], "precision auto: int8 (8 samples, drawn for the declared shapes)");
+  EXPECT_EQ(a.text[3],
+            "  bf16           - ms/item  max error 5.00e-01 (tolerance 1.0e-02)  top-1 5/8  "
+            "refused: max error 0.5");
+  EXPECT_EQ(a.text[2],
+            "  fp32       2.000 ms/item  max error 0.00e+00 (the reference)  top-1 0/0  "
+            "the reference");
+  EXPECT_THAT(a.text[4], HasSubstr("1.000 ms/item"));
+  EXPECT_THAT(a.text[4], HasSubstr("chosen: 2.00x fp32's speed"));
 }
 
 TEST_F(StoreCalibrationTest, UncalibratedShowsTheConfigsLimitAndAFailureItsError) {

@@ -1,0 +1,67 @@
+#include "backend/precision_report.h"
+
+#include <cstdio>
+
+namespace inferd::backend {
+
+std::string VerdictClass(const PrecisionTrial& trial, const PrecisionReport& report) {
+  if (trial.precision == report.chosen) return "chosen";
+  if (!trial.built) return "not_built";
+  if (trial.verdict.rfind("refused", 0) == 0) return "refused";
+  return trial.precision == "fp32" ? "reference" : "accepted";
+}
+
+void WritePrecisionJson(JsonWriter& w, const PrecisionReport& report) {
+  w.BeginObject();
+  w.Key("requested").String(report.requested);
+  w.Key("chosen").String(report.chosen);
+  w.Key("samples").Int(report.samples);
+  w.Key("sample_source").String(report.sample_source);
+  w.Key("candidates").BeginArray();
+  for (const PrecisionTrial& t : report.candidates) {
+    w.BeginObject();
+    w.Key("precision").String(t.precision);
+    w.Key("built").Bool(t.built);
+    w.Key("ms_per_item").Double(t.ms_per_item);
+    w.Key("max_rel_error").Double(t.max_relative_error);
+    w.Key("top1_agreement");
+    if (t.top1_checked > 0) {
+      w.Double(static_cast<double>(t.top1_agreed) / t.top1_checked);
+    } else {
+      w.Null();
+    }
+    w.Key("top1_agreed").Int(t.top1_agreed);
+    w.Key("top1_checked").Int(t.top1_checked);
+    w.Key("tolerance").Double(t.tolerance);
+    w.Key("verdict").String(t.verdict);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+std::vector<std::string> FormatPrecision(const PrecisionReport& report) {
+  std::vector<std::string> lines;
+  lines.push_back("precision " + report.requested + ": " + report.chosen + " (" +
+                  std::to_string(report.samples) + " samples, " + report.sample_source + ")");
+  for (const PrecisionTrial& t : report.candidates) {
+    char ms[32], tolerance[32], line[192];
+    if (t.ms_per_item > 0) {
+      std::snprintf(ms, sizeof ms, "%10.3f", t.ms_per_item);
+    } else {
+      std::snprintf(ms, sizeof ms, "%10s", "-");  // not timed: refused or not built
+    }
+    if (t.tolerance > 0) {
+      std::snprintf(tolerance, sizeof tolerance, "tolerance %.1e", t.tolerance);
+    } else {
+      std::snprintf(tolerance, sizeof tolerance, "the reference");  // fp32
+    }
+    std::snprintf(line, sizeof line, "  %-5s %s ms/item  max error %.2e (%s)  top-1 %d/%d  ",
+                  t.precision.c_str(), ms, t.max_relative_error, tolerance, t.top1_agreed,
+                  t.top1_checked);
+    lines.push_back(line + t.verdict);
+  }
+  return lines;
+}
+
+}  // namespace inferd::backend
