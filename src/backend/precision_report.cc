@@ -23,6 +23,7 @@ void WritePrecisionJson(JsonWriter& w, const PrecisionReport& report) {
     w.Key("precision").String(t.precision);
     w.Key("built").Bool(t.built);
     w.Key("ms_per_item").Double(t.ms_per_item);
+    w.Key("ms_alone").Double(t.ms_alone);
     w.Key("max_rel_error").Double(t.max_relative_error);
     w.Key("top1_agreement");
     if (t.top1_checked > 0) {
@@ -45,18 +46,18 @@ std::vector<std::string> FormatPrecision(const PrecisionReport& report) {
   lines.push_back("precision " + report.requested + ": " + report.chosen + " (" +
                   std::to_string(report.samples) + " samples, " + report.sample_source + ")");
   for (const PrecisionTrial& t : report.candidates) {
-    char ms[32], tolerance[32], line[192];
+    char ms[64], tolerance[32], line[224];
     if (t.ms_per_item > 0) {
-      std::snprintf(ms, sizeof ms, "%10.3f", t.ms_per_item);
+      std::snprintf(ms, sizeof ms, "%10.3f ms/item, %.3f alone", t.ms_per_item, t.ms_alone);
     } else {
-      std::snprintf(ms, sizeof ms, "%10s", "-");  // not timed: refused or not built
+      std::snprintf(ms, sizeof ms, "%10s ms/item", "-");  // not timed: refused or not built
     }
     if (t.tolerance > 0) {
       std::snprintf(tolerance, sizeof tolerance, "tolerance %.1e", t.tolerance);
     } else {
       std::snprintf(tolerance, sizeof tolerance, "the reference");  // fp32
     }
-    std::snprintf(line, sizeof line, "  %-5s %s ms/item  max error %.2e (%s)  top-1 %d/%d  ",
+    std::snprintf(line, sizeof line, "  %-5s %s  max error %.2e (%s)  top-1 %d/%d  ",
                   t.precision.c_str(), ms, t.max_relative_error, tolerance, t.top1_agreed,
                   t.top1_checked);
     lines.push_back(line + t.verdict);

@@ -4,7 +4,7 @@
 // `GET /v2/models/{m}` and `inferd topology --calibrate`:
 //
 // JSON (WritePrecisionJson): {"requested", "chosen", "samples", "sample_source",
-//   "candidates": [{"precision", "built", "ms_per_item", "max_rel_error",
+//   "candidates": [{"precision", "built", "ms_per_item", "ms_alone", "max_rel_error",
 //                   "top1_agreement" (agreed / checked; null when no sample had a
 //                   clear fp32 margin), "top1_agreed", "top1_checked",
 //                   "tolerance", "verdict"}]}
@@ -25,6 +25,7 @@ struct PrecisionTrial {
   std::string precision;          // fp32 | bf16 | int8
   bool built = false;             // false: not built on this CPU or model (see verdict)
   double ms_per_item = 0;         // timed on the samples; 0 when not timed
+  double ms_alone = 0;            // one item by itself (the first sample); 0 when not timed
   double max_relative_error = 0;  // max |out - fp32| / max |fp32| over samples and outputs
   int top1_checked = 0;           // classifier samples whose fp32 top-2 margin is clear
   int top1_agreed = 0;            // of those, the samples whose top-1 class matches fp32's

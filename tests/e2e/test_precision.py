@@ -210,6 +210,7 @@ def test_metadata_and_metrics_show_every_candidate_and_the_refused_ones_error(pr
     assert [c["precision"] for c in p["candidates"]] == ["fp32", "bf16", "int8"], p
     assert shown["fp32"]["verdict"].startswith("chosen"), shown["fp32"]
     assert shown["fp32"]["ms_per_item"] > 0 and shown["fp32"]["max_rel_error"] == 0
+    assert shown["fp32"]["ms_alone"] > 0, shown["fp32"]  # one item by itself, timed too
     rows, _ = precision_lines(precision_server, "precision_ruin")
     built = [c for c in shown.values() if c["precision"] != "fp32" and c["built"]]
     for c in built:

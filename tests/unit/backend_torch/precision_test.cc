@@ -202,6 +202,7 @@ TEST(PrecisionTest, AutoOnTheEncoderMeasuresEveryCandidateAndServesTheChoice) {
   for (const PrecisionTrial& t : r.candidates) {
     if (t.built) {
       EXPECT_GT(t.ms_per_item, 0) << t.precision << ": " << t.verdict;
+      EXPECT_GT(t.ms_alone, 0) << t.precision << ": " << t.verdict;
     }
   }
   const Tensor ids = TokenIds();

@@ -52,22 +52,22 @@ TEST(ModelMetadata, ThePrecisionTableOfTheVersionShown) {
   p.chosen = "fp32";
   p.samples = 8;
   p.sample_source = "drawn for the declared shapes";
-  p.candidates = {{"fp32", true, 0.5, 0, 0, 0, 0, "chosen: no kept candidate saves 5%"},
-                  {"bf16", true, 0, 1.5, 4, 1, 0.01, "refused: max error 1.5"},
-                  {"int8", false, 0, 0, 0, 0, 0.05, "not built: no VNNI"}};
+  p.candidates = {{"fp32", true, 0.5, 0.75, 0, 0, 0, 0, "chosen: no kept candidate saves 5%"},
+                  {"bf16", true, 0, 0, 1.5, 4, 1, 0.01, "refused: max error 1.5"},
+                  {"int8", false, 0, 0, 0, 0, 0, 0.05, "not built: no VNNI"}};
   s.versions[0].precision = p;
   auto v2 = WriteV2ModelMetadata(s, std::nullopt);
   ASSERT_TRUE(v2.ok());
   const std::string table =
       R"("precision":{"requested":"auto","chosen":"fp32","samples":8,)"
       R"("sample_source":"drawn for the declared shapes","candidates":[)"
-      R"({"precision":"fp32","built":true,"ms_per_item":0.5,"max_rel_error":0,)"
+      R"({"precision":"fp32","built":true,"ms_per_item":0.5,"ms_alone":0.75,"max_rel_error":0,)"
       R"("top1_agreement":null,"top1_agreed":0,"top1_checked":0,"tolerance":0,)"
       R"("verdict":"chosen: no kept candidate saves 5%"},)"
-      R"({"precision":"bf16","built":true,"ms_per_item":0,"max_rel_error":1.5,)"
+      R"({"precision":"bf16","built":true,"ms_per_item":0,"ms_alone":0,"max_rel_error":1.5,)"
       R"("top1_agreement":0.25,"top1_agreed":1,"top1_checked":4,"tolerance":0.01,)"
       R"("verdict":"refused: max error 1.5"},)"
-      R"({"precision":"int8","built":false,"ms_per_item":0,"max_rel_error":0,)"
+      R"({"precision":"int8","built":false,"ms_per_item":0,"ms_alone":0,"max_rel_error":0,)"
       R"("top1_agreement":null,"top1_agreed":0,"top1_checked":0,"tolerance":0.05,)"
       R"("verdict":"not built: no VNNI"}]}})";
   EXPECT_NE(v2->find(table), std::string::npos) << *v2;

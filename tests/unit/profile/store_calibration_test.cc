@@ -172,9 +172,9 @@ TEST_F(StoreCalibrationTest, TheAnnotationCarriesThePrecisionTable) {
   r.precision.chosen = "int8";
   r.precision.samples = 8;
   r.precision.sample_source = "drawn for the declared shapes";
-  r.precision.candidates = {{"fp32", true, 2.0, 0, 0, 0, 0, "the reference"},
-                            {"bf16", true, 0, 0.5, 8, 5, 0.01, "refused: max error 0.5"},
-                            {"int8", true, 1.0, 0.02, 8, 8, 0.05, "chosen: 2.00x fp32's speed"}};
+  r.precision.candidates = {{"fp32", true, 2.0, 3.0, 0, 0, 0, 0, "the reference"},
+                            {"bf16", true, 0, 0, 0.5, 8, 5, 0.01, "refused: max error 0.5"},
+                            {"int8", true, 1.0, 1.5, 0.02, 8, 8, 0.05, "chosen: 2.00x fp32's speed"}};
   config::ModelConfig config;
   config.name = "m";
   const topology::ModelAnnotation a = CalibrationAnnotation(config, r);
@@ -192,9 +192,9 @@ TEST_F(StoreCalibrationTest, TheAnnotationCarriesThePrecisionTable) {
             "  bf16           - ms/item  max error 5.00e-01 (tolerance 1.0e-02)  top-1 5/8  "
             "refused: max error 0.5");
   EXPECT_EQ(a.text[2],
-            "  fp32       2.000 ms/item  max error 0.00e+00 (the reference)  top-1 0/0  "
+            "  fp32       2.000 ms/item, 3.000 alone  max error 0.00e+00 (the reference)  top-1 0/0  "
             "the reference");
-  EXPECT_THAT(a.text[4], HasSubstr("1.000 ms/item"));
+  EXPECT_THAT(a.text[4], HasSubstr("1.000 ms/item, 1.500 alone"));
   EXPECT_THAT(a.text[4], HasSubstr("chosen: 2.00x fp32's speed"));
 }
 
