@@ -304,7 +304,11 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
   for (size_t i = 1; i < report.candidates.size(); ++i) {
     const PrecisionTrial& t = report.candidates[i];
     if (!built[i - 1]) continue;
-    if (!automatic || (saves(t) && t.ms_per_item < report.candidates[best].ms_per_item)) best = i;
+    const bool servable = kAutoServesInt8 || t.precision != config::Name(config::Precision::kInt8);
+    if (!automatic ||
+        (servable && saves(t) && t.ms_per_item < report.candidates[best].ms_per_item)) {
+      best = i;
+    }
   }
   for (size_t i = 0; i < report.candidates.size(); ++i) {
     PrecisionTrial& t = report.candidates[i];
@@ -319,6 +323,10 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
                          : "chosen: " + vs_fp32;
     } else if (i > 0 && built[i - 1]) {
       t.verdict = "accepted, not chosen: " + vs_fp32;
+      if (!kAutoServesInt8 && t.precision == config::Name(config::Precision::kInt8)) {
+        t.verdict += "; auto does not serve int8 with this libtorch (its kernels are compiled "
+                     "anew for every request: docs/PRECISION.md), precision: int8 does";
+      }
     } else if (i == 0) {
       t.verdict = "the reference";
     }

@@ -8,7 +8,8 @@
 //          with AVX512_BF16 or AMX; int8 with VNNI and oneDNN's quantized
 //          engine, and only for models whose 2-D weights (linear layers)
 //          hold at least kInt8MinLinearShare of the weights: in a CNN int8
-//          would touch the classifier head alone).
+//          would touch the classifier head alone). int8 is built, checked,
+//          timed and shown, but auto serves it only if kAutoServesInt8.
 //
 // The guard. Every candidate runs every sample: the files of a `samples/`
 // folder beside the model's versions (DIR/<model>/samples/*.pt, written by
@@ -49,6 +50,16 @@ namespace inferd::backend {
 inline constexpr double kBf16Tolerance = 1e-2;
 inline constexpr double kInt8Tolerance = 5e-2;
 inline constexpr double kInt8MinLinearShare = 0.25;
+// Whether auto may serve int8 when it wins the guard's timing. Not with this
+// libtorch (1.13, no fbgemm): its dynamic int8 linear on oneDNN bakes each
+// call's activation scale into the primitives it creates, so every request
+// of real traffic JIT-compiles new kernels (mprotect, TLB shootdowns on every
+// core) while the guard's few timed calls cannot show what that costs the
+// other executors. Measured side by side on varied inputs: a 4 x 256 DeBERTa-
+// style encoder served 0.60x fp32's req/s, nn.TransformerEncoder 0.89x, where
+// the guard timed 1.46x and 2.29x per item (docs/PRECISION.md). auto still
+// builds, checks and times int8 and shows it; `precision: int8` serves it.
+inline constexpr bool kAutoServesInt8 = false;
 inline constexpr int kDrawnSamples = 8;
 // Drawn for a model whose fp32 forward takes more than kSlowMsPerItem an item
 // (as the execution variants timed it): ResNet-50's load doubled otherwise.
