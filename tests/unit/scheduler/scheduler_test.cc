@@ -353,7 +353,10 @@ TEST_F(SchedulerTest, ConfigTimeoutIsTheDefaultDeadline) {
   c.request_timeout_ms = 50;
   Start(c);
   model_->CloseGate();
-  auto running = Submit(0);
+  // Its own deadline, far off: the clock passes the 50 ms default while it
+  // runs, and a running request past its deadline is answered 504 by the
+  // watchdog (issue 24), which would race the gate opening.
+  auto running = Submit(0, 1, clock_.Now() + std::chrono::seconds(10));
   model_->WaitForCalls(1);
   auto queued = Submit(1);  // no per-request deadline
   clock_.now_us += 49'000;
