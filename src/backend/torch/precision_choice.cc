@@ -70,20 +70,16 @@ double MsPerItem(const PrecisionModule& m, const std::vector<at::Tensor>& batch,
   return best / static_cast<double>(batch.front().size(0));
 }
 
-// A candidate's two timings: per item in batch 0, and its first item alone
-// (what a request that arrives by itself costs: a fixed cost per call, such
-// as oneDNN creating int8 primitives on every call, shows there and is
-// amortised in the batch).
-void Time(const PrecisionModule& m, const SampleSet& samples, int calls, PrecisionTrial* t) {
+// Min over `calls` of the time of batch 0's first item by itself (what a
+// request that arrives alone costs: a fixed cost per call, such as oneDNN
+// creating int8 primitives on every call, shows there and is amortised in the
+// batch). `per_item` when batch 0 is one item.
+double MsAlone(const PrecisionModule& m, const SampleSet& samples, int calls, double per_item) {
   const std::vector<at::Tensor>& batch = samples.batches.front();
-  t->ms_per_item = MsPerItem(m, batch, calls);
-  if (batch.front().size(0) == 1) {
-    t->ms_alone = t->ms_per_item;
-    return;
-  }
+  if (batch.front().size(0) == 1) return per_item;
   std::vector<at::Tensor> first;
   for (const at::Tensor& x : batch) first.push_back(x.narrow(0, 0, 1));
-  t->ms_alone = MsPerItem(m, first, calls);
+  return MsPerItem(m, first, calls);
 }
 
 // The fp32 outputs of every batch, and each output's largest magnitude.
@@ -244,10 +240,13 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
   report.samples = samples.items;
   report.sample_source = samples.source;
   // A slow model's first timing tells; a fast one's minimum over a few calls.
-  const double first_ms = MsPerItem(fp32, samples.batches.front(), 1);
-  const int calls = first_ms > kSlowMsPerItem ? 1 : kTimedCalls;
-  Time(fp32, samples, calls, &base);
-  base.ms_per_item = std::min(base.ms_per_item, first_ms);
+  base.ms_per_item = MsPerItem(fp32, samples.batches.front(), 1);
+  const int calls = base.ms_per_item > kSlowMsPerItem ? 1 : kTimedCalls;
+  if (calls > 1) {
+    base.ms_per_item =
+        std::min(base.ms_per_item, MsPerItem(fp32, samples.batches.front(), calls));
+  }
+  base.ms_alone = MsAlone(fp32, samples, calls, base.ms_per_item);
   bool has_image_input = false;
   for (const at::Tensor& t : samples.batches.front()) {
     has_image_input |= t.dim() == 4 && at::isFloatingType(t.scalar_type());
@@ -280,7 +279,8 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
         t.built = true;
         std::string why = Check(*m, samples, ref, &t);
         if (why.empty()) {
-          Time(*m, samples, calls, &t);
+          t.ms_per_item = MsPerItem(*m, samples.batches.front(), calls);
+          t.ms_alone = MsAlone(*m, samples, calls, t.ms_per_item);
           module = std::move(m).value();
         } else {
           t.verdict = "refused: " + why;
