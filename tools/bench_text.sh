@@ -14,7 +14,7 @@
 # texts/). Environment (defaults):
 #   INFERD=build/inferd  PEERS=../shared/peers/fastapi_torch
 #   CONFIGS="inferd uvicorn1 gunicorn2 gunicorn2_t1 gunicorn2_t1_tcmalloc"
-#     (also: inferd_auto, the same store with `precision: auto` added, issue 26)
+#     (also: inferd_auto, inferd_int8, inferd_bf16: the same store with that `precision:`)
 #   CONCURRENCY="1 4 8 16"  DURATION=10s  WARMUP=3s  ROUNDS=2  TIMEOUT=30s
 #   OUT=bench-out/text-<model>-<time>  SERVE_ARGS="" (extra `inferd serve` flags)
 # Leaves the wrk lines (results.jsonl), server logs and inferd's /metrics in $OUT.
@@ -50,11 +50,13 @@ mkdir -p "$OUT"
 TMP=$(mktemp -d)
 mkdir -p "$TMP/store"
 cp -as "$BENCH/$MODEL" "$TMP/store/$MODEL"
-mkdir -p "$TMP/store_auto"
-cp -as "$BENCH/$MODEL" "$TMP/store_auto/$MODEL"
-rm "$TMP/store_auto/$MODEL/config.yaml"
-{ grep -v '^precision:' "$BENCH/$MODEL/config.yaml"; echo "precision: auto"; } \
-  > "$TMP/store_auto/$MODEL/config.yaml"
+for p in auto int8 bf16; do  # the stores of inferd_auto, inferd_int8, inferd_bf16
+  mkdir -p "$TMP/store_$p"
+  cp -as "$BENCH/$MODEL" "$TMP/store_$p/$MODEL"
+  rm "$TMP/store_$p/$MODEL/config.yaml"
+  { grep -v '^precision:' "$BENCH/$MODEL/config.yaml"; echo "precision: $p"; } \
+    > "$TMP/store_$p/$MODEL/config.yaml"
+done
 
 SERVER_PID=""
 stop_server() {
@@ -115,9 +117,8 @@ for round in $(seq "$ROUNDS"); do
     port=$(free_port)
     log="$OUT/$cfg.r$round.server.log"
     echo "== $cfg round $round, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-    if [ "$cfg" = inferd ] || [ "$cfg" = inferd_auto ]; then
-      store="$TMP/store"
-      [ "$cfg" = inferd_auto ] && store="$TMP/store_auto"
+    if [ "${cfg#inferd}" != "$cfg" ]; then
+      store="$TMP/store${cfg#inferd}"
       mport=$(free_port)
       metrics_port=$(free_port)
       setsid "$INFERD" serve --model-store "$store" --bind 127.0.0.1 --http-port "$port" \

@@ -25,6 +25,9 @@ struct QueuedRequest {
   // When it joined a batch that was already running (TakeMore); zero when it
   // was taken with the batch (its queue time ends at the batch's start).
   TimePoint joined{};
+  // Its pre-processing on an executor (kept when a runner gives it back to
+  // the queue already pre-processed: batch_runner.h).
+  int64_t preprocess_us = 0;
 };
 
 // The sum of their `bytes`.

@@ -35,8 +35,7 @@ std::string Describe(std::exception_ptr e) {
 // One request of the batch on its way through the stages; pending[i] is
 // requests[i] (an index, not a pointer: top-ups grow `requests`).
 struct BatchRunner::Pending {
-  int64_t preprocess_us = 0;
-  bool answered = false;
+  bool answered = false;  // or given back to the queue
 };
 
 namespace {
@@ -131,11 +130,12 @@ BatchRunner::BatchRunner(Options options)
       row_bytes_(options_.hooks.preprocess_into ? FixedRowBytes(options_.config) : 0),
       length_input_(LengthInput(options_.config)) {}
 
-void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up) {
+void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up,
+                      const GiveBack& give_back) {
   std::vector<Pending> pending;
   const char* stage = "batch set-up";
   try {
-    RunStages(requests, pending, start, top_up, &stage);
+    RunStages(requests, pending, start, top_up, give_back, &stage);
     return;
   } catch (...) {
     const std::string what = Describe(std::current_exception());
@@ -149,7 +149,8 @@ void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start, con
 }
 
 void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
-                            TimePoint start, const TopUp& top_up, const char** stage) {
+                            TimePoint start, const TopUp& top_up, const GiveBack& give_back,
+                            const char** stage) {
   const std::string model = "model '" + options_.name + "'";
   Clock& clock = *options_.clock;
   auto answer = [&](size_t i, StatusOr<InferenceResponse> result) {
@@ -188,7 +189,7 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
           spdlog::error("{}: pre-processing threw: {}", model, what);
           st = Internal(model + ": pre-processing threw: " + what);
         }
-        pending[next].preprocess_us = MicrosBetween(t0, clock.Now());
+        requests[next].preprocess_us = MicrosBetween(t0, clock.Now());
         if (!st.ok()) {
           answer(next, st);
           continue;
@@ -210,9 +211,37 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
     RunGroup(requests, pending, live, start, batch_rows, stage);
     return;
   }
-  for (const std::vector<size_t>& group : Groups(requests, live)) {
+  for (const std::vector<size_t>& group : KeepOrGiveBack(requests, pending, live, give_back)) {
     RunGroup(requests, pending, group, start, nullptr, stage);
   }
+}
+
+std::vector<std::vector<size_t>> BatchRunner::KeepOrGiveBack(std::vector<QueuedRequest>& requests,
+                                                             std::vector<Pending>& pending,
+                                                             const std::vector<size_t>& live,
+                                                             const GiveBack& give_back) const {
+  std::vector<std::vector<size_t>> groups = Groups(requests, live);
+  // live.front() is the oldest: requests are in queue order, top-ups after.
+  auto oldest = std::find_if(groups.begin(), groups.end(), [&](const std::vector<size_t>& g) {
+    return std::find(g.begin(), g.end(), live.front()) != g.end();
+  });
+  std::rotate(groups.begin(), oldest, oldest + 1);
+  if (groups.size() == 1 || !give_back) return groups;
+  std::vector<size_t> others;
+  for (size_t g = 1; g < groups.size(); ++g) {
+    others.insert(others.end(), groups[g].begin(), groups[g].end());
+  }
+  std::sort(others.begin(), others.end());
+  std::vector<QueuedRequest> back;
+  back.reserve(others.size());
+  for (size_t i : others) back.push_back(std::move(requests[i]));
+  if (!give_back(back)) {
+    for (size_t k = 0; k < others.size(); ++k) requests[others[k]] = std::move(back[k]);
+    return groups;
+  }
+  for (size_t i : others) pending[i].answered = true;
+  groups.resize(1);
+  return groups;
 }
 
 std::vector<std::vector<size_t>> BatchRunner::Groups(const std::vector<QueuedRequest>& requests,
@@ -309,7 +338,7 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
     response.outputs = std::move((*split)[k]);
     const TimePoint taken = queued.joined == TimePoint{} ? start : queued.joined;
     response.queue_us = MicrosBetween(queued.request.enqueue_time, taken);
-    response.preprocess_us = pending[i].preprocess_us;
+    response.preprocess_us = queued.preprocess_us;
     response.compute_us = MicrosBetween(compute_start, compute_end);
     response.batch_size = batch_items;
     if (options_.hooks.postprocess) {

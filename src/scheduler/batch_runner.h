@@ -29,8 +29,14 @@
 // variable dim and a pad_value (a text model's input_ids), a batch of
 // several requests is cut after pre-processing into sub-batches of similar
 // length by the modelled cost (set_length_cost; DefaultLengthCost until
-// then), each run and answered in turn, shortest first. The tokens computed
-// (padding) and the real ones are counted in the token counters when they are set.
+// then). The group of the oldest request runs first; with a GiveBack the
+// other groups go back to the queue, pre-processed, before it runs, so that
+// an idle executor takes them at once and an executor never commits to more
+// than one forward ahead (a plan of several long groups run in turn by one
+// executor was the p99 of mixed-length texts: docs/TEXT.md). Without one,
+// or when the queue refuses them, they run here in turn, shortest first.
+// The tokens computed (padding) and the real ones are counted in the token
+// counters when they are set.
 //
 // Thread-safety: Run and Calibrate may be called from several executor
 // threads at once (the model's Execute allows it); the pool and the length
@@ -75,11 +81,19 @@ class BatchRunner {
   // in it instead of waiting for the next one.
   using TopUp = std::function<std::vector<QueuedRequest>(int items)>;
 
+  // Takes requests of a running batch back into the queue, each in its
+  // place, for the next executor free to run them: true, and `requests` are
+  // moved from; or false, and they stay with the runner (the scheduler is
+  // stopping, the model is being removed, or the batch was given up).
+  using GiveBack = std::function<bool(std::vector<QueuedRequest>& requests)>;
+
   // Runs `requests` as one batch; `start` is when the executor took them
   // (their queue time ends there). With `top_up`, requests it returns are
-  // appended to `requests`, pre-processed and run in the same batch. Answers
-  // every request; never throws.
-  void Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up = nullptr);
+  // appended to `requests`, pre-processed and run in the same batch. With
+  // `give_back`, a batch cut by length runs one group and gives the rest
+  // back (above). Answers every request it does not give back; never throws.
+  void Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up = nullptr,
+           const GiveBack& give_back = nullptr);
 
   // Measures the model's cost per batch size on the calling executor thread
   // (zero inputs, the model alone) and chooses the sizes worth forming; see
@@ -115,7 +129,14 @@ class BatchRunner {
   struct Pending;
   class Rows;
   void RunStages(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
-                 TimePoint start, const TopUp& top_up, const char** stage);
+                 TimePoint start, const TopUp& top_up, const GiveBack& give_back,
+                 const char** stage);
+  // The groups of a batch cut by length that run here, in order: all of
+  // them, or the oldest request's alone when `give_back` took the others.
+  std::vector<std::vector<size_t>> KeepOrGiveBack(std::vector<QueuedRequest>& requests,
+                                                  std::vector<Pending>& pending,
+                                                  const std::vector<size_t>& live,
+                                                  const GiveBack& give_back) const;
   // Assembly, forward, split and post-processing of the requests `group`.
   void RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
                 const std::vector<size_t>& group, TimePoint start, const Tensor* rows,

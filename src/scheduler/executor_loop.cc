@@ -122,7 +122,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
                               batch.items,
                               batch.requests.size(),
                               SumBytes(batch.requests)};
-  for (const auto& r : batch.requests) entry.requests.push_back({r.request.deadline, r.done});
+  for (const auto& r : batch.requests) entry.requests.push_back({r.request.deadline, r.done, r.seq});
   if (entry.limit < watch_wake_) watch_cv_.Signal();
   const RunningBatches::Token token = running_.Begin(std::move(entry));
   mu_.Unlock();
@@ -130,7 +130,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
   BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token, &joined);
   if (!top_up && hold->metrics().batch_size) hold->metrics().batch_size->Observe(batch.items);
   const TimePoint started = options_.clock->Now();
-  RunOnExecutor(*hold, batch, now, top_up);
+  RunOnExecutor(*hold, batch, now, top_up, GiveBackFor(*hold, token));
   const double seconds = std::chrono::duration<double>(options_.clock->Now() - started).count();
   batch.requests.clear();
   mu_.Lock();
@@ -180,10 +180,31 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
     for (auto& m : more) {
       m.joined = now;
       q.Join(m.items);
-      running_.Join(token, {m.request.deadline, m.done}, m.items, m.bytes);
+      running_.Join(token, {m.request.deadline, m.done, m.seq}, m.items, m.bytes);
     }
     q.PublishDepth();
     return more;
+  };
+}
+
+BatchRunner::GiveBack Scheduler::Impl::GiveBackFor(ModelQueue& q, RunningBatches::Token token) {
+  if (q.runner().length_input() < 0) return nullptr;
+  return [this, &q, token](std::vector<QueuedRequest>& back) {
+    std::vector<uint64_t> seqs;
+    int items = 0;
+    for (const QueuedRequest& r : back) {
+      seqs.push_back(r.seq);
+      items += r.items;
+    }
+    MutexLock lock(&mu_);
+    q.AssertLockedBy(&mu_);
+    if (stopping_ || q.removed() || !running_.Leave(token, seqs, items, SumBytes(back))) {
+      return false;
+    }
+    q.GiveBack(std::move(back));
+    q.PublishDepth();
+    cv_.SignalAll();  // an idle executor takes them now
+    return true;
   };
 }
 
@@ -191,9 +212,10 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
 // last line that keeps the executor alive if even building its error
 // message failed (e.g. out of memory twice).
 void Scheduler::Impl::RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start,
-                                    const BatchRunner::TopUp& top_up) {
+                                    const BatchRunner::TopUp& top_up,
+                                    const BatchRunner::GiveBack& give_back) {
   try {
-    q.runner().Run(batch.requests, start, top_up);
+    q.runner().Run(batch.requests, start, top_up, give_back);
   } catch (...) {
     std::fputs("inferd: an executor survived an exception while answering a failed batch\n",
                stderr);

@@ -308,6 +308,19 @@ std::vector<QueuedRequest> ModelQueue::TakeMore(int max_items, TimePoint now) {
   return taken;
 }
 
+void ModelQueue::GiveBack(std::vector<QueuedRequest> requests) {
+  for (QueuedRequest& r : requests) {
+    auto& q = levels_[LevelKey(r.request.priority)];
+    auto place = std::find_if(q.begin(), q.end(),
+                              [&](const QueuedRequest& other) { return other.seq > r.seq; });
+    running_items_ -= r.items;
+    queued_items_ += r.items;
+    r.joined = TimePoint{};
+    q.insert(place, std::move(r));
+    ++size_;
+  }
+}
+
 void ModelQueue::DropEmptyLevels() {
   for (auto it = levels_.begin(); it != levels_.end();) {
     it = it->second.empty() ? levels_.erase(it) : std::next(it);

@@ -111,6 +111,10 @@ class ModelQueue {
   // `max_items` items, stopping at the first that does not fit or whose
   // deadline passed (it is left for TakeExpired). Empty when none.
   std::vector<QueuedRequest> TakeMore(int max_items, TimePoint now) REQUIRES(mu_);
+  // Requests of a running batch given back by its runner (batch_runner.h),
+  // pre-processed: each goes back to its place by arrival, its items from
+  // running to queued. Never refused (they were admitted once).
+  void GiveBack(std::vector<QueuedRequest> requests) REQUIRES(mu_);
   // Empties the queue (shutdown).
   std::vector<QueuedRequest> TakeAll() REQUIRES(mu_);
 

@@ -21,6 +21,20 @@ void RunningBatches::Join(Token token, Tracked request, int items, size_t bytes)
   it->second.bytes += bytes;
 }
 
+bool RunningBatches::Leave(Token token, const std::vector<uint64_t>& seqs, int items,
+                           size_t bytes) {
+  auto it = entries_.find(token);
+  if (it == entries_.end()) return false;
+  Entry& e = it->second;
+  std::erase_if(e.requests, [&](const Tracked& t) {
+    return std::find(seqs.begin(), seqs.end(), t.seq) != seqs.end();
+  });
+  e.items -= items;
+  e.num_requests -= seqs.size();
+  e.bytes -= bytes;
+  return true;
+}
+
 std::optional<RunningBatches::Entry> RunningBatches::End(Token token) {
   auto it = entries_.find(token);
   if (it == entries_.end()) return std::nullopt;

@@ -34,6 +34,7 @@ class RunningBatches {
   struct Tracked {
     TimePoint deadline = TimePoint::max();
     Completion done;  // race-safe (AnswerOnce): answering twice is harmless
+    uint64_t seq = 0;  // QueuedRequest::seq: names it within its batch
   };
   struct Entry {
     int executor = 0;
@@ -56,6 +57,10 @@ class RunningBatches {
   Token Begin(Entry entry);
   // Requests that joined batch `token` while it ran (top-ups).
   void Join(Token token, Tracked request, int items, size_t bytes);
+  // Requests `seqs` of batch `token` went back to the queue (given back by
+  // its runner) with their `items` and `bytes`: no longer tracked. False
+  // when the watchdog gave the batch up (nothing changes).
+  bool Leave(Token token, const std::vector<uint64_t>& seqs, int items, size_t bytes);
   // The batch ended: its entry, or nullopt when the watchdog gave it up.
   std::optional<Entry> End(Token token);
   // What is due at `now`: requests past their deadline (no longer tracked)

@@ -7,6 +7,7 @@ namespace inferd::backend {
 StatusOr<std::vector<NamedTensor>> FakeModel::Execute(const std::vector<NamedTensor>& inputs) {
   std::unique_lock<std::mutex> lock(mu_);
   calls_.push_back(inputs);
+  if (calls_.size() == close_at_) gate_closed_ = true;
   ++running_;
   max_running_ = std::max(max_running_, running_);
   cv_.notify_all();
@@ -36,6 +37,11 @@ void FakeModel::OpenGate() {
   std::lock_guard<std::mutex> lock(mu_);
   gate_closed_ = false;
   cv_.notify_all();
+}
+
+void FakeModel::CloseGateAt(size_t call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  close_at_ = call;
 }
 
 void FakeModel::WaitForCalls(size_t n) {

@@ -37,6 +37,8 @@ class FakeModel : public Model {
   // While closed, Execute blocks after recording its batch; Open() releases all.
   void CloseGate();
   void OpenGate();
+  // Closes the gate when call number `call` (counting from 1) starts.
+  void CloseGateAt(size_t call);
   // Blocks until `n` Execute calls have started (counting from construction).
   void WaitForCalls(size_t n);
 
@@ -53,6 +55,7 @@ class FakeModel : public Model {
   std::condition_variable cv_;
   Status fail_;                                 // guarded by mu_
   bool gate_closed_ = false;                    // guarded by mu_
+  size_t close_at_ = 0;                          // guarded by mu_
   std::vector<std::vector<NamedTensor>> calls_;  // guarded by mu_
   int running_ = 0;                              // guarded by mu_
   int max_running_ = 0;                          // guarded by mu_

@@ -79,6 +79,11 @@ class Scheduler::Impl {
   // instead: batching never leaves a core idle). Null for other batches.
   BatchRunner::TopUp TopUpFor(ModelQueue& q, const Batch& batch, RunningBatches::Token token,
                               Joined* joined);
+  // For a model whose batches are cut by length: takes back the groups its
+  // runner will not run now (batch_runner.h) into the queue, unless the
+  // scheduler is stopping, the model is being removed or the batch was
+  // given up. Null for other models.
+  BatchRunner::GiveBack GiveBackFor(ModelQueue& q, RunningBatches::Token token);
   // The watchdog: answers running requests at their deadline and gives up
   // batches that run past their limit (running_batches.h). One thread.
   void WatchdogLoop();
@@ -99,7 +104,8 @@ class Scheduler::Impl {
   // last line that keeps the executor alive if even building its error
   // message failed (e.g. out of memory twice).
   static void RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start,
-                            const BatchRunner::TopUp& top_up);
+                            const BatchRunner::TopUp& top_up,
+                            const BatchRunner::GiveBack& give_back);
 
   Options options_;
   // Guards everything below and every ModelQueue's state (each queue gets it

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <algorithm>
 #include <optional>
 
@@ -165,6 +167,65 @@ TEST(BatchRunnerByLengthTest, CutsTheBatchByLengthAndAnswersEveryRequestItsOwnRo
   EXPECT_EQ((*results[0])->batch_size, 3);
   EXPECT_EQ(real->value(), 2 + 40 + 3 + 2);
   EXPECT_EQ(padded->value(), 9 - 7);
+}
+
+// The runner of RecordingModel on [-1] inputs with pad_value 0, and a
+// request of each of `lengths` whose answer goes to results[i].
+struct ByLength {
+  explicit ByLength(const std::vector<int64_t>& lengths) : results(lengths.size()) {
+    config::ModelConfig c = testing::Config(8, 0, {-1});
+    c.inputs[0].pad_value = 0;
+    c.outputs[0].dims = {-1};
+    BatchRunner::Options o;
+    o.name = "m:1";
+    o.config = c;
+    o.model = model;
+    runner = std::make_unique<BatchRunner>(std::move(o));
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      QueuedRequest q;
+      q.seq = i;
+      q.request.inputs = {{"x", FloatTensor({1, lengths[i]}, 100.0f * static_cast<float>(i))}};
+      q.done = [this, i](StatusOr<InferenceResponse> r) { results[i] = std::move(r); };
+      batch.push_back(std::move(q));
+    }
+  }
+  std::shared_ptr<RecordingModel> model = std::make_shared<RecordingModel>();
+  std::unique_ptr<BatchRunner> runner;
+  std::vector<QueuedRequest> batch;
+  std::vector<std::optional<StatusOr<InferenceResponse>>> results;
+};
+
+TEST(BatchRunnerByLengthTest, TheOldestRequestsGroupRunsAndTheOthersAreGivenBack) {
+  // The oldest (first) request is the long one: its group runs first.
+  ByLength t({40, 2, 3, 2});
+  std::vector<uint64_t> given;
+  t.runner->Run(t.batch, TimePoint(), nullptr, [&](std::vector<QueuedRequest>& back) {
+    for (auto& r : back) given.push_back(r.seq);
+    back.clear();  // taken
+    return true;
+  });
+  ASSERT_EQ(t.model->shapes.size(), 1u);
+  EXPECT_EQ(t.model->shapes[0], (Shape{1, 40}));
+  EXPECT_EQ(given, (std::vector<uint64_t>{1, 2, 3})) << "in queue order";
+  ASSERT_TRUE(t.results[0] && t.results[0]->ok());
+  for (size_t i = 1; i < 4; ++i) EXPECT_FALSE(t.results[i].has_value()) << i;
+}
+
+TEST(BatchRunnerByLengthTest, GroupsTheQueueRefusesRunHereAfterTheOldestRequestsGroup) {
+  ByLength t({40, 2, 3, 2});
+  int offered = 0;
+  t.runner->Run(t.batch, TimePoint(), nullptr, [&](std::vector<QueuedRequest>& back) {
+    offered += static_cast<int>(back.size());
+    return false;  // e.g. the scheduler is stopping
+  });
+  EXPECT_EQ(offered, 3);
+  ASSERT_EQ(t.model->shapes.size(), 2u);
+  EXPECT_EQ(t.model->shapes[0], (Shape{1, 40}));
+  EXPECT_EQ(t.model->shapes[1], (Shape{3, 3}));
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(t.results[i] && t.results[i]->ok()) << i;
+    EXPECT_EQ(Floats((*t.results[i])->outputs[0].tensor)[0], 100.0f * static_cast<float>(i) + 1);
+  }
 }
 
 TEST(BatchRunnerByLengthTest, CalibrationFitsALengthCostOnAGridOfShapes) {

@@ -269,6 +269,37 @@ TEST(ModelQueueTest, TheShareIsCappedByMaxItemsAndIsAllForOneExecutor) {
   EXPECT_EQ(single.TakeBatch(kT0).items, 6);
 }
 
+TEST(ModelQueueTest, RequestsGivenBackGoToTheirPlacesAndBackToTheQueuedItems) {
+  config::ModelConfig c = Config(8, 0, {-1});
+  c.inputs[0].pad_value = 0;
+  auto q = MakeQueue(c);
+  q.set_executors(2);
+  for (int64_t length : {5, 6, 7}) ASSERT_TRUE(q.Push(Req({1, length}, kT0)).ok());
+  Batch batch = q.TakeBatch(kT0);
+  ASSERT_EQ(batch.items, 2) << "its share of 3 over 2 executors";
+  q.BeginRun(batch.items);
+  ASSERT_TRUE(q.Push(Req({1, 8}, kT0)).ok());
+  ASSERT_TRUE(q.Push(Req({1, 9}, kT0, /*priority=*/1)).ok());
+  // The runner keeps the first request and gives the second back: it goes
+  // before the requests that came after it, behind the higher priority.
+  std::vector<QueuedRequest> back;
+  back.push_back(std::move(batch.requests[1]));
+  back.back().joined = kT0;
+  q.GiveBack(std::move(back));
+  EXPECT_EQ(q.size(), 4u);
+  EXPECT_EQ(q.ShareCap(), 3) << "1 running, 4 queued: ceil(5 / 2)";
+  std::vector<int64_t> lengths;
+  for (int i = 0; i < 4; ++i) {
+    Batch next = q.TakeBatch(kT0 + microseconds(1));
+    for (const auto& r : next.requests) {
+      lengths.push_back(r.request.inputs[0].tensor.shape()[1]);
+      EXPECT_EQ(r.joined, TimePoint{}) << "a new batch takes it";
+    }
+  }
+  EXPECT_EQ(lengths, (std::vector<int64_t>{9, 6, 7, 8}));
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(ModelQueueTest, ItemsLeaveTheShareWhenExpiredOrTaken) {
   auto q = MakeQueue(Config(8, 0));
   q.set_executors(2);

@@ -12,7 +12,8 @@ TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
 
 RunningBatches::Tracked Request(int deadline_ms, std::vector<int>* answered, int id) {
   return {At(deadline_ms),
-          [answered, id](StatusOr<InferenceResponse>) { answered->push_back(id); }};
+          [answered, id](StatusOr<InferenceResponse>) { answered->push_back(id); },
+          static_cast<uint64_t>(id)};
 }
 
 RunningBatches::Entry Batch(int start_ms, int limit_ms) {
@@ -81,6 +82,24 @@ TEST(RunningBatchesTest, JoinedRequestsAreWatchedAndCounted) {
   EXPECT_EQ(due.hung[0].num_requests, 2u);
   EXPECT_EQ(due.hung[0].bytes, 40u);
   EXPECT_EQ(due.hung[0].requests.size(), 1u);
+}
+
+TEST(RunningBatchesTest, RequestsGivenBackAreNoLongerWatchedOrCounted) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto token = running.Begin(Batch(0, 1000));
+  running.Join(token, Request(50, &answered, 7), 3, 30);
+  running.Join(token, Request(60, &answered, 8), 2, 20);
+  EXPECT_TRUE(running.Leave(token, {7}, 3, 30));
+  EXPECT_EQ(running.NextWake(), At(60)) << "7 went back to the queue";
+  auto due = running.TakeDue(At(2000));
+  ASSERT_EQ(due.hung.size(), 1u);
+  EXPECT_EQ(due.hung[0].items, 1 + 2);
+  EXPECT_EQ(due.hung[0].num_requests, 2u);
+  EXPECT_EQ(due.hung[0].bytes, 10u + 20u);
+  ASSERT_EQ(due.hung[0].requests.size(), 1u);
+  EXPECT_EQ(due.hung[0].requests[0].seq, 8u);
+  EXPECT_FALSE(running.Leave(token, {8}, 2, 20)) << "given up: nothing can leave it";
 }
 
 TEST(RunningBatchesTest, NothingRunningWakesNever) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <future>
 #include <thread>
@@ -101,6 +102,46 @@ TEST_F(SchedulerTest, RequestsQueuedWhileBusyRunAsOneBatch) {
                                       metrics::BatchSizeBuckets());
   EXPECT_EQ(hist.count(), 2u);
   EXPECT_EQ(hist.sum(), 5);
+}
+
+TEST_F(SchedulerTest, GroupsCutByLengthGoBackToTheQueueAndRunWithLaterArrivals) {
+  config::ModelConfig c = Config(8, 0, {-1});
+  c.inputs[0].pad_value = 0;
+  c.outputs[0].dims = {-1};
+  Start(c);
+  auto submit = [&](int64_t length, float start) {
+    auto promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
+    auto future = promise->get_future();
+    InferenceRequest r;
+    r.inputs = {{"x", FloatTensor({1, length}, start)}};
+    EXPECT_TRUE(scheduler_->Enqueue(*queue_, std::move(r), [promise](StatusOr<InferenceResponse> res) {
+      promise->set_value(std::move(res));
+    }).ok());
+    return future;
+  };
+  model_->CloseGate();
+  auto a = submit(2, 0);
+  model_->WaitForCalls(1);
+  // Queued behind it: the long one first. DefaultLengthCost cuts the batch
+  // into {40} (the oldest's group, run first) and {2, 3}, given back.
+  auto c40 = submit(40, 100);
+  auto d = submit(2, 200);
+  auto e = submit(3, 300);
+  model_->CloseGateAt(2);
+  model_->OpenGate();
+  model_->WaitForCalls(2);  // the 40-token forward runs; 2 and 3 are queued
+  auto f = submit(2, 400);  // arrives meanwhile: it joins them
+  model_->OpenGate();
+  for (auto* fut : {&a, &c40, &d, &e, &f}) {
+    auto res = fut->get();
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+    const float first = Floats(res->outputs[0].tensor)[0];
+    EXPECT_EQ(std::fmod(first, 100.0f), 0.0f) << "its own row";
+  }
+  EXPECT_EQ(model_->batch_sizes(), (std::vector<int64_t>{1, 1, 3}));
+  EXPECT_EQ(model_->calls()[2][0].tensor.shape(), (Shape{3, 3}));
+  auto& depth = registry_.GetGauge("inferd_queue_depth", "", {{"model", "m"}, {"version", "1"}});
+  EXPECT_EQ(depth.value(), 0);
 }
 
 TEST_F(SchedulerTest, ModelFailureAnswersTheBatchAndServingGoesOn) {
