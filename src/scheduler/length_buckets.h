@@ -8,10 +8,9 @@
 // the two: sort the requests by length and cut the sorted run into
 // contiguous groups so that the sum of the groups' modelled costs is least
 // (an exact dynamic programme, O(n^2) for n requests), each group at most
-// `max_items` items. Groups run shortest first, and each is answered as soon
-// as its forward ends: a short request does not wait for the long ones of its
-// batch (but the long ones wait for the short groups' forwards, which cost
-// less than their own padding would have).
+// `max_items` items. Each group is answered as soon as its forward ends; which
+// group runs when is the runner's choice (batch_runner.h: the oldest
+// request's group now, the others given back to the queue).
 //
 // The cost model of a forward of `items` sequences padded to `length` tokens:
 //   fixed_ms + token_ms * items * length + token2_ms * items * length^2
