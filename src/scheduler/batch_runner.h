@@ -121,6 +121,12 @@ class BatchRunner {
     real_tokens_ = std::move(real);
   }
 
+  // For a model cut by length: the histogram of items per forward, set
+  // once, before the runner is shared.
+  void set_forward_sizes(std::shared_ptr<metrics::Histogram> sizes) {
+    forward_sizes_ = std::move(sizes);
+  }
+
   const std::string& name() const { return options_.name; }
   // The batch input pool's counters (reuse, allocations), for tests.
   TensorPool::Stats input_pool_stats() const { return input_pool_.stats(); }
@@ -156,6 +162,7 @@ class BatchRunner {
   LengthCost length_cost_ GUARDED_BY(cost_mu_) = DefaultLengthCost();
   std::shared_ptr<metrics::Counter> padded_tokens_;
   std::shared_ptr<metrics::Counter> real_tokens_;
+  std::shared_ptr<metrics::Histogram> forward_sizes_;
 };
 
 }  // namespace inferd::scheduler

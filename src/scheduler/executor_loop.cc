@@ -128,7 +128,8 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
   mu_.Unlock();
   Joined joined;
   BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token, &joined);
-  if (!top_up && hold->metrics().batch_size) hold->metrics().batch_size->Observe(batch.items);
+  metrics::Histogram* const sizes = hold->taken_batch_sizes();
+  if (!top_up && sizes) sizes->Observe(batch.items);
   const TimePoint started = options_.clock->Now();
   RunOnExecutor(*hold, batch, now, top_up, GiveBackFor(*hold, token));
   const double seconds = std::chrono::duration<double>(options_.clock->Now() - started).count();
@@ -142,9 +143,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
     return false;
   }
   q->AssertLockedBy(&mu_);
-  if (top_up && !joined.observed && q->metrics().batch_size) {
-    q->metrics().batch_size->Observe(ended->items);
-  }
+  if (top_up && !joined.observed && sizes) sizes->Observe(ended->items);
   q->EndRun(ended->items);
   q->Charge(seconds);
   Release(ended->bytes, ended->num_requests);
@@ -174,7 +173,7 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
     }
     if (more.empty()) {  // the batch is formed: its size is known before its answers go
       joined->observed = true;
-      if (q.metrics().batch_size) q.metrics().batch_size->Observe(items);
+      if (metrics::Histogram* sizes = q.taken_batch_sizes()) sizes->Observe(items);
       return more;
     }
     for (auto& m : more) {

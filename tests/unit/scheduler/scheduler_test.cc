@@ -142,6 +142,11 @@ TEST_F(SchedulerTest, GroupsCutByLengthGoBackToTheQueueAndRunWithLaterArrivals) 
   EXPECT_EQ(model_->calls()[2][0].tensor.shape(), (Shape{3, 3}));
   auto& depth = registry_.GetGauge("inferd_queue_depth", "", {{"model", "m"}, {"version", "1"}});
   EXPECT_EQ(depth.value(), 0);
+  // Items per forward: the texts given back are counted once, when they run.
+  auto& hist = registry_.GetHistogram("inferd_batch_size", "", {{"model", "m"}, {"version", "1"}},
+                                      metrics::BatchSizeBuckets());
+  EXPECT_EQ(hist.count(), 3u);
+  EXPECT_EQ(hist.sum(), 5);
 }
 
 TEST_F(SchedulerTest, ModelFailureAnswersTheBatchAndServingGoesOn) {
