@@ -13,6 +13,8 @@
 #        HEAVY=resnet50 LIGHT=digits_cnn IMAGE=examples/images/cat.jpg
 #        LIGHT_INPUT=examples/model-store/digits_cnn/samples/0000_4.png ROUNDS=3 DURATION=20
 #        OUT=bench-out/isolation-<time>
+#        HEAVY_TEXTS=DIR: HEAVY is a text model fed the .txt files of DIR in turn instead of IMAGE
+#          (e.g. STORE with deberta_small, HEAVY=deberta_small HEAVY_TEXTS=/tmp/text-bench/texts)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -21,6 +23,8 @@ STORE=$(realpath "${STORE:-bench-out/store}")
 HEAVY=${HEAVY:-resnet50}; LIGHT=${LIGHT:-digits_cnn}
 IMAGE=$(realpath "${IMAGE:-examples/images/cat.jpg}")
 LIGHT_INPUT=$(realpath "${LIGHT_INPUT:-examples/model-store/digits_cnn/samples/0000_4.png}")
+HEAVY_TEXTS=${HEAVY_TEXTS:+$(realpath "$HEAVY_TEXTS")}
+HEAVY_INPUT=${HEAVY_TEXTS:-$IMAGE}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-20}
 OUT=$(realpath -m "${OUT:-bench-out/isolation-$(date +%Y%m%d-%H%M%S)}")
 mkdir -p "$OUT"
@@ -45,14 +49,16 @@ light() {  # light V SECONDS -> "p50 p99" in ms
   /usr/bin/python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["steps"][0]["latency_ms"]; print(l["p50"], l["p99"])' "$OUT/light.json"
 }
 single() {  # single V -> p50 ms of HEAVY alone at c=1
-  "$A" bench --url "http://127.0.0.1:$(port "$1")" --model "$HEAVY" --input "$IMAGE" \
+  "$A" bench --url "http://127.0.0.1:$(port "$1")" --model "$HEAVY" --input "$HEAVY_INPUT" \
     --concurrency 1 --duration 8 --warmup 2 --windows 1 --max-windows 1 --no-progress \
     --json "$OUT/single.json" > /dev/null
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["latency_ms"]["p50"])' "$OUT/single.json"
 }
 flood() {  # flood V SECONDS -> HEAVY's ok req/s under wrk at c=16
-  WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE=image/jpeg wrk -t1 -c16 -d"$2s" --timeout 30s \
-    -s tools/wrk_post_file.lua "http://127.0.0.1:$(port "$1")/predictions/$HEAVY" 2> /dev/null |
+  local feed=(env WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE=image/jpeg) script=tools/wrk_post_file.lua
+  if [ -n "$HEAVY_TEXTS" ]; then feed=(env WRK_TEXT_DIR="$HEAVY_TEXTS"); script=tools/wrk_post_texts.lua; fi
+  "${feed[@]}" wrk -t1 -c16 -d"$2s" --timeout 30s \
+    -s "$script" "http://127.0.0.1:$(port "$1")/predictions/$HEAVY" 2> /dev/null |
     /usr/bin/python3 -c 'import json,sys; print([json.loads(l[9:]) for l in sys.stdin if l.startswith("WRK_JSON ")][-1]["ok_requests_per_s"])'
 }
 echo "round binary single_p50_ms heavy_alone_rps heavy_flood_rps light_p50_ms light_p99_ms" | tee "$OUT/rounds.txt"
