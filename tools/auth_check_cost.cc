@@ -1,4 +1,4 @@
-// The in-process cost of one API key check (docs/PERFORMANCE.md, issue 30):
+// The in-process cost of one API key check (docs/performance/api-keys.md):
 // an http::AccessGuard over an auth::KeyStore, Check() of an inference route
 // with a valid key, on one thread and then on two at once. Built and run by
 // tools/auth_check_cost.sh against the libraries of a build folder.

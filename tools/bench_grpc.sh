@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gRPC against REST, side by side in one run, on one server (docs/PERFORMANCE.md, "## gRPC"):
+# gRPC against REST, side by side in one run, on one server (docs/performance/grpc.md):
 #   1. serving overhead: a model that does nothing (identity on FP32 [1,4], no batching), closed
 #      loop at concurrency 1: the server's CPU time per request (utime+stime of the process over
 #      the step / requests), the server's own time per request (/metrics) and the client's p50,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Traffic mirroring's cost to the primary (issue 27, docs/PERFORMANCE.md): one server with the
+# Traffic mirroring's cost to the primary (issue 27, docs/performance/mirroring.md): one server with the
 # models of tools/make_mirror_models.py, the mirror switched on and off through the management
 # API between steps, ROUNDS interleaved rounds, medians:
 #   p99   c=4:  no mirror  vs  10% mirrored to mirror_slow (SLOW_ITERS loop steps; the script

@@ -35,7 +35,7 @@ table. `footprints` starts the server on a store, loads every model and prints
 each one's measured footprint (the issue's closing note).
 
 `leftover` measures what loads leave behind once their models are unloaded
-(docs/PERFORMANCE.md, "RSS above the budget, and after unloading everything"):
+(docs/performance/model-cache.md, "RSS above the budget, and after unloading everything"):
 `inferd serve --lazy-load` on STORE; RssAnon (/proc/PID/status) of the empty
 server; the first --count models of --kind loaded by one checked request each
 (one at a time, in store order); RssAnon again; every one unloaded through the management API,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The model-cache figures of docs/PERFORMANCE.md (issue 10), one command:
+# The model-cache figures of docs/performance/model-cache.md (issue 10), one command:
 #   1. 1,000 generated models, budget = 10% of their footprints, Zipf(1.1) at
 #      LOW_RATE req/s (default 4): about 1.4 loads/s, so loads seldom queue
 #      (each costs 15-190 ms of one load thread; first loads run one at a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where the server's CPU goes per trivial request, gRPC against REST binary, side by side on one
-# server (docs/PERFORMANCE.md, "## gRPC"): for each form, a closed loop at concurrency 1 on a
+# server (docs/performance/grpc.md): for each form, a closed loop at concurrency 1 on a
 # model that does nothing; per thread name, utime and stime (/proc/PID/task/*/stat) over the step /
 # requests, and the voluntary and involuntary context switches per request (/proc/PID/task/*/status;
 # involuntary ones grow with the machine's load).

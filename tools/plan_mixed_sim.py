@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 31's simulation (docs/SCALING.md, docs/PERFORMANCE.md): `inferd plan`
+"""Issue 31's simulation (docs/SCALING.md, docs/performance/plan.md): `inferd plan`
 over a mix of node types on generated fleets (tools/plan_models.py --scenario
 mixed: hot core-heavy, big cold, many small models), each plan checked here
 independently of the planner (every model's whole rps placed, each node within

@@ -9,7 +9,7 @@
 // operations; answering where the result is handed over costs no thread hop.
 // (Against a separate answer thread: ~6k fewer instructions and ~1 fewer
 // context switch per trivial call, but on a quiet machine not less CPU time
-// nor latency: docs/PERFORMANCE.md, gRPC. Sending from the queue thread needs
+// nor latency: docs/performance/grpc.md. Sending from the queue thread needs
 // a grpc::Alarm to wake it, which goes through gRPC's event-engine thread
 // first: ~0.6 ms more per call.)
 //

@@ -20,7 +20,7 @@
 // are removed by RemoveModelSeries once no version of the model is in memory
 // and no load of it is under way. Before, every model ever loaded kept its
 // series until exit: 5.5 KiB of live heap per model (heaptrack), and 26 KiB
-// of RssAnon per model after unloading 100 MLPs (docs/PERFORMANCE.md, "Model
+// of RssAnon per model after unloading 100 MLPs (docs/performance/model-cache.md, "Model
 // cache"). The choice this makes for Prometheus: an unloaded model's series
 // go stale; at its next load they start again from 0, which Prometheus reads
 // as a counter reset (rate() and increase() handle it). Sums over models that

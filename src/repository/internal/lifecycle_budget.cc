@@ -136,7 +136,7 @@ void Lifecycle::MeasureOutside() {
     // current job (LoadPool, Scheduler::RecycleExecutors). Only with nothing
     // resident: the caches also serve reloads (verifying the known variant),
     // which were 7-13% slower at the median with a recycle at every growth
-    // (docs/PERFORMANCE.md, "Model cache"), and a resident model's batches.
+    // (docs/performance/model-cache.md), and a resident model's batches.
     const bool recycle = empty && accepting_jobs_;
     if (recycle) {
       pool_->Recycle();
