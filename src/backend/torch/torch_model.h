@@ -44,10 +44,9 @@ class TorchModel : public Model {
 
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
 
+  // With the precision chosen at load and every candidate measured (empty
+  // `requested` for precision fp32).
   ExecutionReport execution_report() const override { return report_; }
-  // The precision chosen at load and every candidate measured; empty
-  // `requested` for precision fp32.
-  const PrecisionReport& precision_report() const { return report_.precision; }
 
   bool frozen() const { return frozen_; }
   // Parameters and buffers of the module as loaded (before freezing folds them).

@@ -34,7 +34,7 @@ std::shared_ptr<Model> LoadAs(const std::string& model, const std::string& preci
 }
 
 PrecisionReport ReportOf(const std::shared_ptr<Model>& model) {
-  return dynamic_cast<const TorchModel&>(*model).precision_report();
+  return model->execution_report().precision;
 }
 
 const PrecisionTrial* Find(const PrecisionReport& r, const std::string& precision) {
