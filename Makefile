@@ -14,7 +14,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: all setup build models serve test unit e2e clean image image-test test-asan test-tsan
+.PHONY: all setup build models serve test unit e2e clean image image-test test-asan test-tsan test-slow
 
 all: build
 
@@ -54,6 +54,16 @@ test-asan: setup models
 	cmake --build $(ASAN_BUILD)
 	cd $(ASAN_BUILD) && UBSAN_OPTIONS=print_stacktrace=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp ctest --output-on-failure
+
+# The e2e suite under ASan + UBSan with every server confined to one core
+# (INFERD_E2E_CPUS=0, tests/e2e/conftest.py): the suite as a slow machine runs
+# it. No test may depend on the machine's speed or its number of cores.
+SLOW_CPUS ?= 0
+test-slow: setup models
+	cmake -S . -B $(ASAN_BUILD) -G Ninja $(SANITIZE_FLAGS) -DINFERD_SANITIZE=address,undefined
+	cmake --build $(ASAN_BUILD)
+	cd $(ASAN_BUILD) && INFERD_E2E_CPUS=$(SLOW_CPUS) UBSAN_OPTIONS=print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp ctest --output-on-failure -R '^e2e$$'
 
 test-tsan: setup
 	cmake -S . -B $(TSAN_BUILD) -G Ninja $(SANITIZE_FLAGS) -DINFERD_SANITIZE=thread

@@ -3,9 +3,15 @@ store made by tools/make_models.py in a tmp dir, extra models written here with
 torch.jit.script, the example store (INFERD_EXAMPLE_STORE) and servers of the
 real binary on free ports. A server's teardown sends SIGTERM and asserts exit
 code 0; a failed test gets the logs of the running servers in its report.
+
+INFERD_E2E_CPUS=LIST (taskset's list, e.g. 0) runs every start of the binary
+confined to those cores, as a slower machine would run it (`make test-slow`):
+a test must not depend on the machine's speed or its number of cores, so the
+suite passes that way too.
 """
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,7 +31,7 @@ torch.set_num_threads(1)
 # ------------------------------------------------------------------ locations
 
 @pytest.fixture(scope="session")
-def inferd_bin():
+def inferd_bin(tmp_path_factory):
     path = os.environ.get("INFERD_BIN")
     if not path:
         pytest.fail("INFERD_BIN is not set: point it at the built binary (build/inferd); "
@@ -33,13 +39,23 @@ def inferd_bin():
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         pytest.fail(f"INFERD_BIN={path} is not an executable file: build the `inferd` target",
                     pytrace=False)
-    return os.path.abspath(path)
+    path = os.path.abspath(path)
+    cpus = os.environ.get("INFERD_E2E_CPUS")
+    if not cpus:
+        return path
+    # A wrapper that execs the binary under taskset: the process keeps the pid
+    # the tests see, and every test starts it the way it always does.
+    wrapper = os.path.join(str(tmp_path_factory.mktemp("confined")), "inferd")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nexec taskset -c {shlex.quote(cpus)} {shlex.quote(path)} "$@"\n')
+    os.chmod(wrapper, 0o755)
+    return wrapper
 
 
 @pytest.fixture(scope="session")
 def out_dir(inferd_bin):
     """Where the suite writes its figures (the build dir by default)."""
-    d = os.environ.get("INFERD_E2E_OUT") or os.path.dirname(inferd_bin)
+    d = os.environ.get("INFERD_E2E_OUT") or os.path.dirname(os.environ["INFERD_BIN"])
     os.makedirs(d, exist_ok=True)
     return d
 
