@@ -43,7 +43,7 @@ test: build models
 #                   ThreadSanitizer (the threads with locks of their own)
 # -O1 with assertions on: fast enough for the e2e suite's timeouts, and the
 # reports keep their line numbers (-g1, CMakeLists.txt). Any report fails;
-# the one leak suppression (libtorch's own) is explained in its file.
+# the leak suppressions (libtorch's and ONNX Runtime's own) are explained in their file.
 SANITIZE_FLAGS = -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan

@@ -18,7 +18,7 @@
 
 int main(int argc, char** argv) {
   inferd::memory::ConfigureAllocator();
-  CLI::App app{"inferd: serves TorchScript models over HTTP, natively, within the CPU budget"};
+  CLI::App app{"inferd: serves TorchScript, ONNX and XGBoost models over HTTP and gRPC, natively, within the CPU budget"};
   app.require_subcommand(1);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();

@@ -161,7 +161,15 @@ def test_a_thousand_models_are_paged(server_factory, test_store, tmp_path_factor
     rows = browser.execute_script("return document.querySelectorAll('tr[data-model]').length")
     assert rows == 50, f"{rows} rows rendered for one page"
     assert browser.find_element("id", "page-info").text == "1–50 of 1000"
-    assert ready_ms < 2000, f"page ready {ready_ms:.0f} ms after navigation with 1,000 models"
+    # Paged on the server: every data fetch asks for one page and the server
+    # sends one page, so the page's cost does not grow with the store. (How
+    # fast it renders is the machine's: a figure for docs/performance/, not a
+    # bound here; it was asserted under 2 s until a slow machine passed it.)
+    fetches = [u for u in requested_urls(browser) if "/dashboard/state" in u]
+    assert fetches and all("limit=50" in u for u in fetches), fetches
+    served = get(port, fetches[0].split(f":{port}", 1)[1]).json()
+    assert len(served["models"]) == 50, len(served["models"])
+    print(f"\npage ready {ready_ms:.0f} ms after navigation with 1,000 models")
 
     search = browser.find_element("id", "filter")
     search.send_keys("m0999")
