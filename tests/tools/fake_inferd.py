@@ -2,12 +2,13 @@
 """A stand-in for `inferd serve` and for the peer's run.sh in the harness's tests: the same
 start-up line, health paths and SIGTERM behaviour, no model.
 
-  fake_inferd.py serve [--ready-after S] [--exit-code N] [--die] ...   (other flags ignored)
+  fake_inferd.py serve [--ready-after S] [--exit-code N] [--die] [--never-ready] ...
   fake_inferd.py peer MODEL_DIR PORT MODE                               (what run.sh takes)
 
 serve binds four free ports, prints `inferd: listening http=.. management=.. metrics=..
 grpc=..`, answers GET /v2/health/ready 503 until --ready-after seconds have passed, then
-200; /metrics holds fake_requests_total{model="m"} = the number of GETs so far. --die: exit 3
+200 (--never-ready: never, and logs `inferd: ready=false` as serve does when a model failed
+to load); /metrics holds fake_requests_total{model="m"} = the number of GETs so far. --die: exit 3
 before printing the line. peer answers GET /ping on PORT and starts one child process
 (a gunicorn worker's stand-in) that lives until the group is stopped.
 """
@@ -74,6 +75,9 @@ def main():
         print(f"inferd: listening http={ports[0]} management={ports[1]} metrics={ports[2]} "
               f"grpc={grpc.getsockname()[1]}", flush=True)
         print("fake: serving", file=sys.stderr, flush=True)
+        if "--never-ready" in sys.argv:
+            Handler.ready_after = 1e9
+            print("inferd: ready=false", file=sys.stderr, flush=True)
         stop.wait()
         sys.exit(flag("--exit-code", 0))
     else:  # peer MODEL_DIR PORT MODE

@@ -205,3 +205,10 @@ def test_parse_series():
     assert parse_series('x_total{result="hit", model=m}') == ("x_total", {"result": "hit", "model": "m"})
     with pytest.raises(ValueError):
         parse_series("not a series{")
+
+
+def test_a_server_that_gave_up_fails_at_once(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(StartError, match="started but is not ready"):
+        fake(tmp_path, "--never-ready", ready_timeout=60).start()
+    assert time.monotonic() - start < 30

@@ -5,7 +5,8 @@ Contract:
   metrics and gRPC), stdout to OUT/NAME.stdout and stderr to OUT/NAME.log. start()
   returns once stdout holds `inferd: listening http=.. management=.. metrics=..
   grpc=..` and GET /v2/health/ready answers 200: one poll, one timeout, and a
-  StartError with the log's tail when the process exits or the time runs out.
+  StartError with the log's tail when the process exits, logs that it finished
+  starting without being ready (`inferd: ready=false`), or the time runs out.
 - PeerServer starts the Python peer (../shared/peers/fastapi_torch/run.sh
   MODEL_DIR PORT MODE, APP=... for text_app / xgb_app). run.sh prints nothing, so
   the port is chosen here and the same poll waits for GET /ping. Both streams go

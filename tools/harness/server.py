@@ -91,6 +91,10 @@ class ServerProcess:
     def _stdout_path(self):
         return self.log_path
 
+    def _gave_up(self):
+        """True once the server said it finished starting without being ready."""
+        return False
+
     # ---- the lifecycle
     @property
     def pid(self):
@@ -129,6 +133,9 @@ class ServerProcess:
             if self.proc.poll() is not None:
                 raise StartError(f"{self.name} exited with {self.proc.returncode} before it was "
                                  f"ready\n{self.log_tail()}")
+            if self.ready_path == "/v2/health/ready" and self._gave_up():
+                raise StartError(f"{self.name} started but is not ready (a model failed to "
+                                 f"load?)\n{self.log_tail()}")
             if time.monotonic() > deadline:
                 what = "printed no ports" if self.http is None else f"GET {self.ready_path} not 200"
                 raise StartError(f"{self.name} not ready in {self.ready_timeout} s ({what})\n"
@@ -209,6 +216,15 @@ class InferdServer(ServerProcess):
 
     def _stdout_path(self):
         return self.stdout_path
+
+    def _gave_up(self):
+        # `serve` logs "inferd: ready=false" when every model's first load is over and some
+        # failed: it will not become ready by itself, so waiting out the timeout is no use.
+        try:
+            with open(self.log_path, "rb") as f:
+                return b"inferd: ready=false" in f.read()
+        except OSError:
+            return False
 
     def _ports(self):
         try:
