@@ -23,6 +23,7 @@ send() {  # send SERVER C SECONDS [harness bench options]
     --concurrency "$c" --duration "$seconds" --warmup 0 --windows 1 --max-windows 1 --no-progress \
     > /dev/null
 }
+{
 echo "round binary c req/s p99_ms cpu_ms_per_request forwards"
 for r in $(seq "$ROUNDS"); do
   for v in A B; do
@@ -40,4 +41,5 @@ print(sys.argv[2], sys.argv[3], s["concurrency"], round(s["requests_per_s"], 1),
     done
     harness stop "$OUT/$v.r$r"
   done
-done | tee "$OUT/rounds.txt"
+done
+} | tee "$OUT/rounds.txt"
