@@ -212,3 +212,9 @@ def test_a_server_that_gave_up_fails_at_once(tmp_path):
     with pytest.raises(StartError, match="started but is not ready"):
         fake(tmp_path, "--never-ready", ready_timeout=60).start()
     assert time.monotonic() - start < 30
+
+
+def test_a_log_of_an_earlier_run_is_not_read_as_this_one(tmp_path):
+    (tmp_path / "fake.log").write_text("inferd: ready=false\n")  # left by a run that failed
+    with fake(tmp_path) as server:
+        assert http_status(server.http, "/v2/health/ready") == 200

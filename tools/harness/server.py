@@ -110,9 +110,13 @@ class ServerProcess:
 
     def start(self):
         argv = launch_prefix(self.cpus, self.nice) + self.command()
-        with open(self._stdout_path(), "wb") as out, open(self.log_path, "ab") as err:
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                         env={**os.environ, **self.env}, start_new_session=True)
+        # Fresh files: a log left by an earlier run under the same name must not be read as this
+        # run's (a peer has one file for both streams).
+        with open(self._stdout_path(), "wb") as out, open(self.log_path, "wb") as err:
+            same = self._stdout_path() == self.log_path
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT if same else err,
+                                         stdin=subprocess.DEVNULL, env={**os.environ, **self.env},
+                                         start_new_session=True)
         try:
             self._wait_ready()
         except BaseException:
