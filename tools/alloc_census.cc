@@ -8,7 +8,8 @@
 // a measured window allocated. A measuring tool, not part of the server.
 //
 //   g++ -O2 -shared -fPIC -o build/alloc_census.so tools/alloc_census.cc -ltcmalloc_minimal
-//   ALLOC_CENSUS_OUT=/tmp/census LD_PRELOAD=build/alloc_census.so build/inferd serve ...
+//   then start the server with ALLOC_CENSUS_OUT=/tmp/census LD_PRELOAD=build/alloc_census.so
+//   in its environment, as tools/alloc_census.sh does.
 //
 // The hook runs inside malloc and allocates nothing; only large blocks (rare:
 // tens per batch) take a spin lock to record their stack.

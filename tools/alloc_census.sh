@@ -8,36 +8,35 @@
 # by size class and, for blocks of 64 KiB and more, by exact size.
 #
 #   tools/alloc_census.sh [MODEL]   (default mobilenet_v3_small)
-#   env (defaults): C=8 DUR=10 PORT=21080 STORE=examples/model-store
+#   env (defaults): C=8 DUR=10 STORE=examples/model-store
 #     IMAGE=examples/images/cat.jpg INFERD=build/inferd OUT=bench-out/census-<time>
 #     ANALYSE=1 OUT=<an earlier OUT>: print the tables again without running
-# Uses ports PORT..PORT+2 and PORT-79 (gRPC). Counts, not times: a busy
-# machine changes the batch mix, not what one batch of a given size allocates.
+# Counts, not times: a busy machine changes the batch mix, not what one batch
+# of a given size allocates.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 MODEL=${1:-mobilenet_v3_small}
-C=${C:-8} DUR=${DUR:-10} PORT=${PORT:-21080}
+C=${C:-8} DUR=${DUR:-10}
 STORE=${STORE:-examples/model-store} IMAGE=${IMAGE:-examples/images/cat.jpg}
 INFERD=${INFERD:-build/inferd}
 OUT=${OUT:-bench-out/census-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 if [ -z "${ANALYSE:-}" ]; then  # ANALYSE=1: only analyse an earlier OUT
 g++ -O2 -shared -fPIC -o "$OUT/alloc_census.so" tools/alloc_census.cc -ltcmalloc_minimal
-ALLOC_CENSUS_OUT="$OUT/census" LD_PRELOAD="$OUT/alloc_census.so" \
-  "$INFERD" serve --model-store "$STORE" --models "$MODEL" --http-port "$PORT" \
-  --management-port $((PORT + 1)) --metrics-port $((PORT + 2)) --grpc-port $((PORT - 79)) \
-  > "$OUT/server.log" 2>&1 &
-SP=$!
-trap 'kill $SP 2>/dev/null || true; wait $SP 2>/dev/null || true' EXIT
-for _ in $(seq 900); do curl -sf "localhost:$PORT/v2/models/$MODEL/ready" > /dev/null && break; sleep 0.2; done
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT/server"' EXIT
+harness serve server --out "$OUT" --binary "$INFERD" --store "$STORE" \
+  --env ALLOC_CENSUS_OUT="$(realpath "$OUT")/census" --env LD_PRELOAD="$(realpath "$OUT")/alloc_census.so" \
+  -- --models "$MODEL"
+. "$OUT/server.env"
 bench() {
-  "$INFERD" bench --url "http://127.0.0.1:$PORT" --model "$MODEL" --input "$IMAGE" \
+  harness bench "$OUT/server" -- --model "$MODEL" --input "$IMAGE" \
     --concurrency "$C" --duration "$1" --warmup 0 --windows 1 --max-windows 1 --no-progress
 }
 snap() {
-  kill -USR2 "$SP"
-  curl -s "localhost:$((PORT + 2))/metrics" > "$OUT/metrics.$1"
+  kill -USR2 "$SERVER_PID"
+  curl -s "127.0.0.1:$SERVER_METRICS/metrics" > "$OUT/metrics.$1"
   for _ in $(seq 600); do [ -f "$OUT/census.$1" ] && break; sleep 0.1; done
 }
 bench 5 > /dev/null  # warm-up: every batch size seen, the heap grown

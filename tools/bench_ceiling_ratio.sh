@@ -38,21 +38,11 @@ PY=/usr/bin/python3
 for b in "$INFERD" "$CEILING"; do [ -x "$b" ] || { echo "bench_ceiling_ratio: no $b: make build" >&2; exit 1; }; done
 command -v wrk > /dev/null || { echo "bench_ceiling_ratio: wrk is missing: apt-get install wrk" >&2; exit 1; }
 mkdir -p "$OUT"
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null; true; }
-trap cleanup EXIT
-
-"$INFERD" serve --model-store "$STORE" --bind 127.0.0.1 --http-port 0 --management-port 0 \
-  --metrics-port 0 --grpc-port 0 > "$OUT/server.stdout" 2> "$OUT/server.log" &
-SERVER_PID=$!
-for _ in $(seq 1200); do
-  grep -q "inferd: listening" "$OUT/server.stdout" 2>/dev/null && break
-  kill -0 "$SERVER_PID" || { cat "$OUT/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-read -r HTTP METRICS < <(sed -n 's/.*listening http=\([0-9]*\) management=[0-9]* metrics=\([0-9]*\).*/\1 \2/p' "$OUT/server.stdout")
-for _ in $(seq 1200); do curl -sf -o /dev/null "http://127.0.0.1:$HTTP/v2/health/ready" && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$HTTP/v2/models/$MODEL" > "$OUT/model.json"
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT/server"' EXIT
+harness serve server --out "$OUT" --binary "$INFERD" --store "$STORE"
+. "$OUT/server.env"
+curl -sf "http://127.0.0.1:$SERVER_HTTP/v2/models/$MODEL" > "$OUT/model.json"
 BATCH=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch_calibration"]["max_batch_size"])' "$OUT/model.json")
 { echo "inferd: $INFERD ($(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "date: $(date -u +%FT%TZ); $(nproc) cpus; load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -62,7 +52,7 @@ FILL=$(( CONC / 2 > 0 ? CONC / 2 : 1 ))
 CEIL_BATCHES=$FILL; [ "$BATCH" != "$FILL" ] && CEIL_BATCHES="$FILL,$BATCH"
 echo "bench_ceiling_ratio: calibrated batch $BATCH, ceiling at $CEIL_BATCHES; results in $OUT" >&2
 
-"$INFERD" bench --url "http://127.0.0.1:$HTTP" --model "$MODEL" --input "$IMAGE" \
+harness bench "$OUT/server" -- --model "$MODEL" --input "$IMAGE" \
   --concurrency "$CONC" --duration "$WARM_S" --warmup 0 --windows 1 --max-windows 1 --no-progress \
   > "$OUT/warm.bench.txt" 2>&1
 ceiling() {
@@ -72,14 +62,13 @@ ceiling() {
 for r in $(seq "$ROUNDS"); do
   echo "round $r/$ROUNDS (load $(cut -d' ' -f1 /proc/loadavg))" >&2
   ceiling "$OUT/r$r.ceiling.txt"
-  "$INFERD" bench --url "http://127.0.0.1:$HTTP" --model "$MODEL" --input "$IMAGE" \
+  harness bench "$OUT/server" --server-metrics --json "$OUT/r$r.bench.json" -- --model "$MODEL" --input "$IMAGE" \
     --concurrency "$CONC" --duration "$DURATION" --warmup 2 --windows 1 --max-windows 1 \
-    --metrics-url "http://127.0.0.1:$METRICS/metrics" --no-progress --json "$OUT/r$r.bench.json" \
-    > "$OUT/r$r.bench.txt" 2>&1
+    --no-progress > "$OUT/r$r.bench.txt" 2>&1
   ceiling "$OUT/r$r.ceiling-mid.txt"
   WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE=image/jpeg \
     wrk -t1 -c"$CONC" -d"${DURATION}s" --timeout 30s --latency -s tools/wrk_post_file.lua \
-    "http://127.0.0.1:$HTTP/predictions/$MODEL" > "$OUT/r$r.wrk.txt" 2>&1
+    "http://127.0.0.1:$SERVER_HTTP/predictions/$MODEL" > "$OUT/r$r.wrk.txt" 2>&1
 done
 ceiling "$OUT/r$((ROUNDS + 1)).ceiling.txt"
 

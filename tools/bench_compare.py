@@ -266,7 +266,7 @@ def main():
         print("\n".join(lines))
     procs = proc_table(args.out, configs, args.headline)
     if procs:
-        print("\nThe servers' processes during the wrk run (/proc/PID/stat of the process group, "
+        print("\nThe servers' processes during the wrk run (/proc/PID/stat of the process tree, "
               "after minus before; CPU time has 10 ms ticks):\n")
         print(procs)
     model = ""

@@ -34,8 +34,10 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 from dashboard_browser import start_chromium, wait_ready  # noqa: E402
-from inferd_e2e import Server, call, get, wait_until  # noqa: E402
+from harness import InferdServer, bench, cpu_seconds  # noqa: E402
+from inferd_e2e import call, get, wait_until  # noqa: E402
 
 INFERD = os.path.abspath(os.environ.get("INFERD", os.path.join(ROOT, "build", "inferd")))
 ROUNDS = int(os.environ.get("ROUNDS", "4"))
@@ -70,26 +72,6 @@ def cpu_ticks(pid, thread_name=None):
     return total
 
 
-def tree_ticks(root):
-    """utime+stime of `root` and every process below it (the browser's)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        children.setdefault(int(fields[1]), []).append((int(entry), fields))
-    total, todo = 0, [root]
-    while todo:
-        for pid, fields in children.get(todo.pop(), []):
-            total += int(fields[11]) + int(fields[12])
-            todo.append(pid)
-    return total
-
-
 class Poller:
     """GET /dashboard/state as the page asks it, once a second, while on."""
 
@@ -119,25 +101,21 @@ def set_mode(driver, poller, port, mode):
 
 def idle_window(pid, browser_pid):
     t0, c0, d0 = time.monotonic(), cpu_ticks(pid), cpu_ticks(pid, "inferd-dash")
-    b0 = tree_ticks(browser_pid)
+    b0 = cpu_seconds(browser_pid)  # chromedriver and the browser's processes below it
     time.sleep(IDLE_S)
     t1, c1, d1 = time.monotonic(), cpu_ticks(pid), cpu_ticks(pid, "inferd-dash")
-    b1 = tree_ticks(browser_pid)
+    b1 = cpu_seconds(browser_pid)
     return {"cpu_pct": (c1 - c0) / HZ / (t1 - t0) * 100,
             "sampler_pct": (d1 - d0) / HZ / (t1 - t0) * 100,
-            "browser_pct": (b1 - b0) / HZ / (t1 - t0) * 100}
+            "browser_pct": (b1 - b0) / (t1 - t0) * 100}
 
 
 def load_window(server, body, tag):
     out = os.path.join(OUT, f"bench-{tag}.json")
     c0 = cpu_ticks(server.proc.pid)
-    subprocess.run([INFERD, "bench", "--url", f"http://127.0.0.1:{server.http}",
-                    "--model", "identity_fp32", "--form", "v2json", "--input", body,
-                    "--concurrency", str(CONCURRENCY), "--duration", str(LOAD_S), "--warmup", "1",
-                    "--windows", "1", "--max-windows", "1", "--json", out],
-                   check=True, stdout=subprocess.DEVNULL)
+    step = bench(server.url, "identity_fp32", body, form="v2json", concurrency=CONCURRENCY,
+                 duration=LOAD_S, warmup=1, json_path=out, binary=INFERD)["steps"][0]
     c1 = cpu_ticks(server.proc.pid)
-    step = json.load(open(out))["steps"][0]
     return {"p50_ms": step["latency_ms"]["p50"], "p99_ms": step["latency_ms"]["p99"],
             "rps": step["requests_per_s"],
             "cpu_us_per_req": (c1 - c0) / HZ / max(step["sent_total"], 1) * 1e6}
@@ -154,8 +132,10 @@ def many_models(tmp, store):
         os.link(os.path.join(src, "1", "model.pt"), os.path.join(d, "1", "model.pt"))
         with open(os.path.join(d, "config.yaml"), "w") as f:
             f.write(config)
-    server = Server(INFERD, many, os.path.join(tmp, "server-many"), name="bench-many",
-                    args=["--lazy-load"]).start(wait_ready=False)
+    # Lazily loaded models are not ready until asked for: wait for the server to be live.
+    server = InferdServer(many, args=["--lazy-load"], binary=INFERD, name="bench-many",
+                          out_dir=os.path.join(tmp, "server-many"),
+                          ready_path="/v2/health/live").start()
     try:
         request = {"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 4],
                                "data": [1, 2, 3, 4]}]}
@@ -196,8 +176,8 @@ def ab_rounds(tmp, store):
     with open(body, "w") as f:
         json.dump({"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 4],
                                "data": [1, 2, 3, 4]}]}, f)
-    server = Server(INFERD, store, os.path.join(tmp, "server"), name="bench-dashboard",
-                    args=["--models", "identity_fp32"]).start()
+    server = InferdServer(store, args=["--models", "identity_fp32"], binary=INFERD,
+                          name="bench-dashboard", out_dir=os.path.join(tmp, "server")).start()
     driver = start_chromium(os.path.join(tmp, "profile"))
     poller = Poller(server.management)
     modes = ["closed", "open", "fetch"]

@@ -30,15 +30,8 @@ PY=/usr/bin/python3
 [ -f "$STORE/mobilenet_v3_small/1/model.pt" ] || { echo "bench_grpc: no $STORE/mobilenet_v3_small: run make models" >&2; exit 1; }
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT/server"; rm -rf "$TMP"' EXIT
 
 # ---------------------------------------------------------------- models and bodies
 mkdir -p "$TMP/store/noop/1" "$TMP/store/mobilenet_v3_small/1" "$TMP/bodies"
@@ -80,42 +73,29 @@ sed -e "s/^max_queue_size:.*/max_queue_size: $((STREAMS * 2))/" -e 's/^request_t
   "$TMP/store/mobilenet_v3_small/config.yaml" > "$TMP/store/mobilenet_wide/config.yaml"
 
 # ---------------------------------------------------------------- server
-"$INFERD" serve --model-store "$TMP/store" --bind 127.0.0.1 --http-port 0 --management-port 0 \
-  --metrics-port 0 --grpc-port 0 > "$OUT/server.stdout" 2> "$OUT/server.log" &
-SERVER_PID=$!
-for _ in $(seq 600); do
-  grep -q "inferd: listening" "$OUT/server.stdout" 2>/dev/null && break
-  kill -0 "$SERVER_PID" || { cat "$OUT/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-read -r HTTP METRICS GRPC < <(sed -n 's/.*listening http=\([0-9]*\) management=[0-9]* metrics=\([0-9]*\) grpc=\([0-9]*\).*/\1 \2 \3/p' "$OUT/server.stdout")
-for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$HTTP/v2/health/ready" && break; sleep 0.1; done
+harness serve server --out "$OUT" --binary "$INFERD" --store "$TMP/store"
+. "$OUT/server.env"
 { echo "inferd: $INFERD ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "machine: $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; } > "$OUT/setup.txt"
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
 # step NAME MODEL PROTOCOL FORM BODY CONCURRENCY: one bench step; appends a JSON line to steps.jsonl
 step() {
-  local name=$1 model=$2 protocol=$3 form=$4 body=$5 conc=$6 url
-  if [ "$protocol" = grpc ]; then url="grpc://127.0.0.1:$GRPC"; else url="http://127.0.0.1:$HTTP"; fi
-  local load0 load1 t0 t1
-  load0=$(loadavg); t0=$(cpu_ticks)
-  "$INFERD" bench --protocol "$protocol" --url "$url" --model "$model" --form "$form" \
-    --input "$body" --concurrency "$conc" --duration "$DURATION" --warmup "$WARMUP" --windows 1 \
-    --max-windows 1 --metrics-url "http://127.0.0.1:$METRICS/metrics" --no-progress \
-    --json "$TMP/step.json" >> "$OUT/bench.txt"
-  t1=$(cpu_ticks); load1=$(loadavg)
-  $PY - "$TMP/step.json" "$name" "$((t1 - t0))" "$(getconf CLK_TCK)" "$load0" "$load1" >> "$OUT/steps.jsonl" <<'PYEOF'
+  local name=$1 model=$2 protocol=$3 form=$4 body=$5 conc=$6
+  harness bench "$OUT/server" --server-metrics --json "$TMP/step.json" -- --protocol "$protocol" --model "$model" \
+    --form "$form" --input "$body" --concurrency "$conc" --duration "$DURATION" --warmup "$WARMUP" \
+    --windows 1 --max-windows 1 --no-progress >> "$OUT/bench.txt"
+  $PY - "$TMP/step.json" "$name" >> "$OUT/steps.jsonl" <<'PYEOF'
 import json, sys
-path, name, ticks, hz, l0, l1 = sys.argv[1:]
-s = json.load(open(path))["steps"][0]
+path, name = sys.argv[1:]
+report = json.load(open(path))
+s, h = report["steps"][0], report["harness"]
 print(json.dumps({"name": name, "concurrency": s["concurrency"], "sent": s["sent_total"],
                   "req_per_s": s["requests_per_s"], "p50_ms": s["latency_ms"]["p50"],
-                  "failures": s["failures"], "server_cpu_us": int(ticks) / int(hz) / s["sent_total"] * 1e6,
+                  "failures": s["failures"], "server_cpu_us": h["server_cpu_s"] / s["sent_total"] * 1e6,
                   "server_request_us": s.get("server", {}).get("request_us"),
-                  "load_before": float(l0), "load_after": float(l1)}))
+                  "load_before": h["load_before"], "load_after": h["load_after"]}))
 PYEOF
 }
 
@@ -135,15 +115,14 @@ done
 if [ "${NOOP_ONLY:-0}" != 1 ]; then
 threads() { ls "/proc/$SERVER_PID/task" | wc -l; }
 IDLE_THREADS=$(threads)
-"$INFERD" bench --protocol grpc --url "grpc://127.0.0.1:$GRPC" --model mobilenet_wide \
+harness bench "$OUT/server" --server-metrics --json "$OUT/streams.json" -- --protocol grpc --model mobilenet_wide \
   --form v2binary --input "$B/mobilenet.bin" --concurrency "$STREAMS" --duration 6 --warmup 4 \
-  --windows 1 --max-windows 1 --timeout 120 --no-progress --metrics-url "http://127.0.0.1:$METRICS/metrics" \
-  --json "$OUT/streams.json" > "$OUT/streams.txt" &
+  --windows 1 --max-windows 1 --timeout 120 --no-progress > "$OUT/streams.txt" &
 BENCH_PID=$!
 MAX_THREADS=0; MAX_QUEUED=0
 while kill -0 "$BENCH_PID" 2>/dev/null; do
   n=$(threads); [ "$n" -gt "$MAX_THREADS" ] && MAX_THREADS=$n
-  q=$(curl -sf "http://127.0.0.1:$METRICS/metrics" | awk '/^inferd_queue_depth\{.*mobilenet_wide/ {s += $2} END {print s + 0}')
+  q=$(curl -sf "http://127.0.0.1:$SERVER_METRICS/metrics" | awk '/^inferd_queue_depth\{.*mobilenet_wide/ {s += $2} END {print s + 0}')
   q=${q%.*}; [ "$q" -gt "$MAX_QUEUED" ] && MAX_QUEUED=$q
   sleep 0.2
 done

@@ -25,34 +25,25 @@ head = json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 16]
                                "parameters": {"binary_data_size": 64}}]}).encode()
 open(sys.argv[1], "wb").write(head + struct.pack("<16f", *x))
 PYEOF
-"$BIN" serve --model-store "$OUT/store" --bind 127.0.0.1 --http-port 0 --management-port 0 \
-  --metrics-port 0 --grpc-port 0 > "$OUT/server.stdout" 2> "$OUT/server.log" &
-pid=$!
-trap 'kill "$pid" 2>/dev/null || true' EXIT
-for _ in $(seq 1200); do grep -q 'inferd: listening' "$OUT/server.stdout" && break; sleep 0.1; done
-field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$OUT/server.stdout" | head -1; }
-HTTP=$(field http); MGMT=$(field management)
-for _ in $(seq 1200); do curl -sf -o /dev/null "http://127.0.0.1:$HTTP/v2/health/ready" && break; sleep 0.1; done
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT/server"' EXIT
+harness serve server --out "$OUT" --binary "$BIN" --store "$OUT/store"
+. "$OUT/server.env"
 mirror() {  # mirror off | mirror TO
   if [ "$1" = off ]; then
-    curl -s -o /dev/null -X DELETE "http://127.0.0.1:$MGMT/models/mirror_mlp/mirror"
+    curl -s -o /dev/null -X DELETE "http://127.0.0.1:$SERVER_MANAGEMENT/models/mirror_mlp/mirror"
   else
-    curl -sf -o /dev/null -X PUT "http://127.0.0.1:$MGMT/models/mirror_mlp/mirror" \
+    curl -sf -o /dev/null -X PUT "http://127.0.0.1:$SERVER_MANAGEMENT/models/mirror_mlp/mirror" \
       -d "{\"to\": \"$1\", \"fraction\": 0.1, \"max_in_flight\": $MAX_IN_FLIGHT}"
   fi
 }
-bench() {  # bench C SECONDS JSON
-  "$BIN" bench --url "http://127.0.0.1:$HTTP" --model mirror_mlp --form v2binary \
+bench() {  # bench C SECONDS JSON: one step, with the server's CPU over it in JSON's "harness"
+  harness bench "$OUT/server" ${3:+--json "$3"} -- --model mirror_mlp --form v2binary \
     --input "$OUT/request.bin" --concurrency "$1" --duration "$2" --warmup 1 --windows 1 \
-    --max-windows 1 --no-progress ${3:+--json "$3"} > /dev/null
+    --max-windows 1 --no-progress > /dev/null
 }
-report() { curl -s "http://127.0.0.1:$HTTP/v2/models/mirror_mlp/mirror" > "$1"; }
-ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }  # the server's utime + stime
-step() {  # step NAME C: one measured step, with the server's CPU ticks over it
-  local t0; t0=$(ticks)
-  bench "$2" "$DURATION" "$OUT/$1.json"
-  echo $(( $(ticks) - t0 )) > "$OUT/$1.ticks"
-}
+report() { curl -s "http://127.0.0.1:$SERVER_HTTP/v2/models/mirror_mlp/mirror" > "$1"; }
+step() { bench "$2" "$DURATION" "$OUT/$1.json"; }  # step NAME C: one measured step
 # Warm-up, and the slow candidate's cost against the primary's (server-side compute).
 bench 4 5 ""
 mirror mirror_slow; bench 4 5 ""; report "$OUT/warm_slow.json"; mirror off
@@ -70,15 +61,15 @@ for r in $(seq "$ROUNDS"); do
 done
 mirror off
 /usr/bin/python3 - "$OUT" "$ROUNDS" <<'PYEOF' | tee "$OUT/summary.md"
-import json, os, statistics, sys
+import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
-hz = os.sysconf("SC_CLK_TCK")
 def step(name, r):
     return json.load(open(f"{out}/{name}.r{r}.json"))["steps"][0]
 def cpu_us(name, r):  # the server's CPU per answered request over the step (warm-up included)
     s = step(name, r)
     answered = s["sent_total"] - s["in_flight_at_end"]
-    return int(open(f"{out}/{name}.r{r}.ticks").read()) * 1e6 / hz / max(answered, 1)
+    cpu_s = json.load(open(f"{out}/{name}.r{r}.json"))["harness"]["server_cpu_s"]
+    return cpu_s * 1e6 / max(answered, 1)
 def rep(name, r):
     return json.load(open(f"{out}/{name}.r{r}.report.json"))
 warm = json.load(open(f"{out}/warm_slow.json"))

@@ -12,11 +12,11 @@ plus 2-4 minutes the first time to generate the models):
   1. tools/make_many_models.py writes STORE (default /tmp/inferd-many-models):
      1,000 small MLPs and convnets of mixed sizes, each with PyTorch's output for
      a known input (models.json).
-  2. Run "resident": `inferd serve --lazy-load` without a budget; every model is
+  2. Run "resident": the server with `--lazy-load` and no budget; every model is
      loaded once (one request each, checked), so all are resident; the footprints
      the server measured give the budget: --fraction (0.1) of their sum. Then the
      traffic below runs against it (every request a hit): the reference for hits.
-  3. Run "budget": a fresh `inferd serve --lazy-load --memory-budget B`; its
+  3. Run "budget": a fresh server with `--lazy-load --memory-budget B`; its
      resident memory before any load is the server's own base. The same traffic:
      hits, cold starts (requests that waited for a load; the server marks them
      with X-Inferd-Cold-Start-Ms), evictions. RSS is sampled every 0.25 s. Then
@@ -36,7 +36,7 @@ each one's measured footprint (the issue's closing note).
 
 `leftover` measures what loads leave behind once their models are unloaded
 (docs/performance/model-cache.md, "RSS above the budget, and after unloading everything"):
-`inferd serve --lazy-load` on STORE; RssAnon (/proc/PID/status) of the empty
+the server with `--lazy-load` on STORE; RssAnon (/proc/PID/status) of the empty
 server; the first --count models of --kind loaded by one checked request each
 (one at a time, in store order); RssAnon again; every one unloaded through the management API,
 then RssAnon once the server reports no resident model bytes and 1 s has
@@ -55,8 +55,6 @@ import math
 import os
 import queue
 import random
-import re
-import signal
 import struct
 import subprocess
 import sys
@@ -65,10 +63,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+from harness import InferdServer, StartError, metric, parse_series, scrape  # noqa: E402
 from make_many_models import bench_input  # noqa: E402
-
-PORTS = (22080, 22081, 22082, 22083)  # http, management, metrics, grpc
-LISTENING = re.compile(r"inferd: listening http=(\d+) management=(\d+) metrics=(\d+)")
 
 
 def log(msg):
@@ -102,28 +98,17 @@ def percentile(values, p):
 
 # ------------------------------------------------------------------ the server
 
-class Server:
+class Server(InferdServer):
+    """The server on free ports through tools/harness, ready when this returns, with the calls
+    this bench makes."""
+
     def __init__(self, binary, store, out, name, args, env=None):
-        self.name = name
-        self.log_path = os.path.join(out, f"{name}.log")
-        cmd = [binary, "serve", "--model-store", store, "--http-port", str(PORTS[0]),
-               "--management-port", str(PORTS[1]), "--metrics-port", str(PORTS[2]),
-               "--grpc-port", str(PORTS[3]), *args]
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log,
-                                     env={**os.environ, **(env or {})})
-        line = self.proc.stdout.readline().decode()
-        m = LISTENING.search(line)
-        if not m:
-            self.stop()
-            raise SystemExit(f"{name}: no 'listening' line ({line!r}); see {self.log_path}")
-        self.http, self.management, self.metrics = (int(g) for g in m.groups())
-        deadline = time.monotonic() + 600
-        while self.request(self.http, "GET", "/v2/health/ready")[0] != 200:
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.stop()
-                raise SystemExit(f"{name}: never ready; see {self.log_path}")
-            time.sleep(0.1)
+        super().__init__(store, args=args, binary=binary, name=name, out_dir=out, env=env,
+                         ready_timeout=600)
+        try:
+            self.start()
+        except StartError as e:
+            raise SystemExit(f"{name}: {e}")
 
     @staticmethod
     def request(port, method, path, body=None, headers=None, timeout=600):
@@ -142,23 +127,13 @@ class Server:
         assert status == 200, body
         return json.loads(body)
 
-    def metric(self, name):
-        _, body = self.request(self.metrics, "GET", "/metrics")
-        total = 0.0
-        for line in body.decode().splitlines():
-            if line.startswith(name + " ") or line.startswith(name + "{"):
-                total += float(line.rsplit(" ", 1)[1])
-        return total
+    def metric(self, series):
+        """The sum of a /metrics series, NAME or NAME{label="value",...}."""
+        name, labels = parse_series(series)
+        return metric(scrape(self.metrics_url), name, **labels)
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+    def stop(self, timeout=60):
+        return super().stop(timeout)
 
 
 # -------------------------------------------------------------------- requests

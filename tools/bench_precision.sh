@@ -33,31 +33,29 @@ for i in range(64):
     json.dump({'inputs': [{'name': 'ids', 'datatype': 'INT64', 'shape': [1, 128], 'data': ids}]},
               open('$OUT/enc_requests/%02d.json' % i, 'w'))"
 
-# Load time: start, wait for the load line, stop; fp32 and auto alternately.
+# Load time: start, wait until ready, stop; fp32 and auto alternately.
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT"/*.state' EXIT
 for r in $(seq "$ROUNDS"); do
   for p in fp32 auto; do
-    log="$OUT/load.$p.r$r.log"
-    "$BIN" serve --model-store "$OUT/r50/$p" --bind 127.0.0.1 --http-port 0 --management-port 0 \
-      --metrics-port 0 --grpc-port 0 > "$log.stdout" 2> "$log" &
-    pid=$!
-    for _ in $(seq 3000); do grep -q "model 'resnet50': loaded" "$log" "$log.stdout" 2>/dev/null && break; sleep 0.1; done
-    kill "$pid"; wait "$pid" || true
+    harness serve "load.$p.r$r" --out "$OUT" --binary "$BIN" --store "$OUT/r50/$p"
+    harness stop "$OUT/load.$p.r$r"
   done
 done
 /usr/bin/python3 - "$OUT" "$ROUNDS" <<'PYEOF' | tee "$OUT/load.md"
-import re, statistics, sys, glob
+import re, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 ms = {}
 for p in ("fp32", "auto"):
     for r in range(1, rounds + 1):
-        text = "".join(open(f).read() for f in glob.glob(f"{out}/load.{p}.r{r}.log*"))
+        text = "".join(open(f"{out}/load.{p}.r{r}.{ext}").read() for ext in ("log", "stdout"))
         m = re.search(r"model 'resnet50': loaded \S+ in (\d+) ms", text)
         ms.setdefault(p, []).append(int(m.group(1)))
 for p in ms:
     print(f"| resnet50 load, precision {p} | {' / '.join(map(str, ms[p]))} ms | median {statistics.median(ms[p])} ms |")
 print(f"| auto / fp32 | | {statistics.median(ms['auto']) / statistics.median(ms['fp32']):.2f}x |")
 PYEOF
-grep -h "model 'resnet50': precision" "$OUT"/load.auto.r1.log* | sed 's/^.*\] //' | tee "$OUT/r50_table.txt"
+grep -h "model 'resnet50': precision" "$OUT"/load.auto.r1.log "$OUT"/load.auto.r1.stdout | sed 's/^.*\] //' | tee "$OUT/r50_table.txt"
 
 STORE_A="$OUT/r50/fp32" STORE_B="$OUT/r50/auto" MODEL=resnet50 CONCS="$CONCS" ROUNDS="$ROUNDS" \
   DURATION="$DURATION" WARM_S=10 OUT="$OUT/ab_r50" tools/bench_ab.sh "$BIN" "$BIN"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # inferd against every configuration of the Python text peer
 # (../shared/peers/fastapi_torch/text_app.py: FastAPI + SentencePiece + PyTorch) on the same
-# TorchScript file, tokenizer and 64 real texts of mixed lengths, with wrk rotating over the
-# texts (tools/wrk_post_texts.lua). Rounds are interleaved (every configuration once per round,
-# each one at every concurrency); the table gives medians over the rounds and the ratios to the
-# tuned peer (gunicorn2_t1_tcmalloc).
+# TorchScript file, tokenizer and 64 real texts of mixed lengths, with `inferd bench` sending
+# the texts round robin (tools/harness). Rounds are interleaved (every configuration once per
+# round, each one at every concurrency); the table gives medians over the rounds and the ratios
+# to the tuned peer (gunicorn2_t1_tcmalloc).
 #
 #   tools/bench_text.sh BENCH_DIR MODEL
 #   e.g. /usr/bin/python3 tools/make_text_models.py --bench /tmp/text-bench
@@ -15,9 +15,10 @@
 #   INFERD=build/inferd  PEERS=../shared/peers/fastapi_torch
 #   CONFIGS="inferd uvicorn1 gunicorn2 gunicorn2_t1 gunicorn2_t1_tcmalloc"
 #     (also: inferd_auto, inferd_int8, inferd_bf16: the same store with that `precision:`)
-#   CONCURRENCY="1 4 8 16"  DURATION=10s  WARMUP=3s  ROUNDS=2  TIMEOUT=30s
-#   OUT=bench-out/text-<model>-<time>  SERVE_ARGS="" (extra `inferd serve` flags)
-# Leaves the wrk lines (results.jsonl), server logs and inferd's /metrics in $OUT.
+#   CONCURRENCY="1 4 8 16"  DURATION=10  WARMUP=3  ROUNDS=2  TIMEOUT=30 (seconds)
+#   OUT=bench-out/text-<model>-<time>  SERVE_ARGS="" (extra `serve` flags)
+# Leaves one line per step (results.jsonl), every step's `inferd bench` JSON, the server logs
+# and inferd's /metrics in $OUT.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -32,10 +33,10 @@ INFERD=$(realpath "${INFERD:-build/inferd}")
 PEERS=$(realpath "${PEERS:-$ROOT/../shared/peers/fastapi_torch}")
 CONFIGS=${CONFIGS:-"inferd uvicorn1 gunicorn2 gunicorn2_t1 gunicorn2_t1_tcmalloc"}
 CONCURRENCY=${CONCURRENCY:-"1 4 8 16"}
-DURATION=${DURATION:-10s}
-WARMUP=${WARMUP:-3s}
+DURATION=${DURATION:-10}; DURATION=${DURATION%s}
+WARMUP=${WARMUP:-3}; WARMUP=${WARMUP%s}
 ROUNDS=${ROUNDS:-2}
-TIMEOUT=${TIMEOUT:-30s}
+TIMEOUT=${TIMEOUT:-30}; TIMEOUT=${TIMEOUT%s}
 OUT=$(realpath -m "${OUT:-bench-out/text-${MODEL}-$(date +%Y%m%d-%H%M%S)}")
 SERVE_ARGS=${SERVE_ARGS:-}
 PY=/usr/bin/python3
@@ -44,7 +45,6 @@ die() { echo "bench_text: $*" >&2; exit 1; }
 [ -x "$INFERD" ] || die "no $INFERD: build it first (make build)"
 [ -f "$BENCH/$MODEL/config.yaml" ] || die "no $BENCH/$MODEL: run tools/make_text_models.py --bench $BENCH"
 [ -f "$BENCH/peer/$MODEL.pt" ] || die "no $BENCH/peer/$MODEL.pt (the peer serves SentencePiece models only)"
-command -v wrk > /dev/null || die "wrk is missing: apt-get install wrk"
 
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
@@ -58,94 +58,55 @@ for p in auto int8 bf16; do  # the stores of inferd_auto, inferd_int8, inferd_bf
     > "$TMP/store_$p/$MODEL/config.yaml"
 done
 
-SERVER_PID=""
-stop_server() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM -- -"$SERVER_PID" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- -"$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  SERVER_PID=""
-}
-trap 'stop_server; rm -rf "$TMP"' EXIT
-
-free_port() {
-  $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_ready() {
-  local port=$1 log=$2
-  for _ in $(seq 900); do
-    kill -0 "$SERVER_PID" 2>/dev/null || { tail -20 "$log" >&2; die "the server exited (log: $log)"; }
-    curl -sf -o /dev/null "http://127.0.0.1:$port/ping" && break
-    sleep 0.2
-  done
-  curl -sf -o /dev/null -H "Content-Type: text/plain" --data-binary @"$BENCH/texts/00.txt" \
-    "http://127.0.0.1:$port/predictions/$MODEL" || { tail -20 "$log" >&2; die "first request failed"; }
-}
-
-cpu_s() {  # CPU seconds of the server's process group (gunicorn's master and workers too)
-  $PY - "$SERVER_PID" <<'PYEOF'
-import os, sys
-pgid, hz, cpu = int(sys.argv[1]), os.sysconf("SC_CLK_TCK"), 0
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    try:
-        rest = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        continue
-    if int(rest[2]) == pgid:
-        cpu += (int(rest[11]) + int(rest[12])) / hz
-print(f"{cpu:.2f}")
-PYEOF
-}
-
-tokens() {  # inferd's token counters: "padded real"
-  curl -sf "http://127.0.0.1:$1/metrics" |
-    awk '/^inferd_padded_tokens_total/ {p += $2} /^inferd_real_tokens_total/ {r += $2} END {print p + 0, r + 0}'
-}
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT"/*.state; rm -rf "$TMP"' EXIT
 
 {
   echo "model: $MODEL ($BENCH), texts: $(ls "$BENCH/texts" | wc -l) files"
   echo "date: $(date -u +%FT%TZ), cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) cpus"
-  echo "wrk -t1 -d$DURATION per concurrency ($CONCURRENCY), warm-up $WARMUP, rounds $ROUNDS"
+  echo "inferd bench, $DURATION s per concurrency ($CONCURRENCY), warm-up $WARMUP s, rounds $ROUNDS"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/setup.txt" >&2
 
+# step SERVER C SECONDS [harness bench options]: the texts round robin, closed loop at C
+step() {
+  local server=$1 c=$2 seconds=$3; shift 3
+  harness bench "$server" --binary "$INFERD" "$@" -- --model "$MODEL" --input "$BENCH/texts" \
+    --concurrency "$c" --duration "$seconds" --warmup 0 --windows 1 --max-windows 1 \
+    --timeout "$TIMEOUT" --no-progress > /dev/null
+}
 for round in $(seq "$ROUNDS"); do
   for cfg in $CONFIGS; do
-    port=$(free_port)
-    log="$OUT/$cfg.r$round.server.log"
+    tag="$cfg.r$round"
     echo "== $cfg round $round, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     if [ "${cfg#inferd}" != "$cfg" ]; then
-      store="$TMP/store${cfg#inferd}"
-      mport=$(free_port)
-      metrics_port=$(free_port)
-      setsid "$INFERD" serve --model-store "$store" --bind 127.0.0.1 --http-port "$port" \
-        --management-port "$mport" --metrics-port "$metrics_port" --grpc-port 0 $SERVE_ARGS \
-        > "$log" 2>&1 &
+      harness serve "$tag.server" --out "$OUT" --var SERVER --binary "$INFERD" \
+        --store "$TMP/store${cfg#inferd}" -- $SERVE_ARGS
     else
-      APP=text_app setsid bash "$PEERS/run.sh" "$BENCH/peer" "$port" "$cfg" > "$log" 2>&1 &
+      harness peer "$tag.server" --out "$OUT" --var SERVER --peers "$PEERS" --app text_app \
+        --model-dir "$BENCH/peer" --mode "$cfg"
     fi
-    SERVER_PID=$!
-    wait_ready "$port" "$log"
-    url="http://127.0.0.1:$port/predictions/$MODEL"
-    WRK_TEXT_DIR="$BENCH/texts" wrk -t1 -c4 -d"$WARMUP" --timeout "$TIMEOUT" \
-      -s tools/wrk_post_texts.lua "$url" > /dev/null
+    . "$OUT/$tag.server.env"
+    curl -sf -o /dev/null -H "Content-Type: text/plain" --data-binary @"$BENCH/texts/00.txt" \
+      "http://127.0.0.1:$SERVER_HTTP/predictions/$MODEL" || die "the first request to $cfg failed"
+    step "$OUT/$tag.server" 4 "$WARMUP"
     for c in $CONCURRENCY; do
-      before="0 0"
-      [ "${cfg#inferd}" != "$cfg" ] && before=$(tokens "$metrics_port")
-      cpu0=$(cpu_s)
-      line=$(WRK_TEXT_DIR="$BENCH/texts" wrk -t1 -c"$c" -d"$DURATION" --timeout "$TIMEOUT" \
-        --latency -s tools/wrk_post_texts.lua "$url" | grep '^WRK_JSON' | sed 's/^WRK_JSON //')
-      cpu1=$(cpu_s)
-      after="0 0"
-      [ "${cfg#inferd}" != "$cfg" ] && after=$(tokens "$metrics_port")
-      echo "{\"config\": \"$cfg\", \"round\": $round, \"c\": $c, \"cpu_s\": [$cpu0, $cpu1], \"tokens_before\": \"$before\"," \
-           "\"tokens_after\": \"$after\", \"wrk\": $line}" | tee -a "$OUT/results.jsonl" >&2
+      step "$OUT/$tag.server" "$c" "$DURATION" --json "$OUT/$tag.c$c.json" \
+        --series inferd_padded_tokens_total --series inferd_real_tokens_total
+      $PY - "$OUT/$tag.c$c.json" "$cfg" "$round" <<'PYEOF' | tee -a "$OUT/results.jsonl" >&2
+import json, sys
+report, cfg, rnd = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+s, h = report["steps"][0], report["harness"]
+print(json.dumps({"config": cfg, "round": rnd, "c": s["concurrency"], "cpu_s": h["server_cpu_s"],
+                  "padded_tokens": h["series"].get("inferd_padded_tokens_total", 0),
+                  "real_tokens": h["series"].get("inferd_real_tokens_total", 0),
+                  "requests": s["sent_total"], "failures": s["failures"],
+                  "requests_per_s": s["requests_per_s"], "p50_ms": s["latency_ms"]["p50"],
+                  "p90_ms": s["latency_ms"]["p90"], "p99_ms": s["latency_ms"]["p99"]}))
+PYEOF
     done
-    [ "${cfg#inferd}" != "$cfg" ] && curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/$cfg.r$round.metrics"
-    stop_server
+    [ "${cfg#inferd}" != "$cfg" ] && curl -sf "http://127.0.0.1:$SERVER_METRICS/metrics" > "$OUT/$tag.metrics"
+    harness stop "$OUT/$tag.server"
   done
 done
 $PY tools/bench_text_table.py "$OUT/results.jsonl" | tee "$OUT/table.md"

@@ -1,43 +1,45 @@
 #!/usr/bin/env bash
 # Two inferd binaries side by side on a text model (A before, B after a change): ROUNDS rounds,
-# in each A then B, each a fresh server on the model alone, a 3 s warm-up, then wrk rotating over
-# the texts at every concurrency; prints req/s, p99, CPU ms per request and forwards counted.
+# in each A then B, each a fresh server on the model alone, a 3 s warm-up, then `inferd bench`
+# sending the texts round robin at every concurrency; prints req/s, p99, the server's CPU ms per
+# request and the forwards it counted (inferd_batch_size_count).
 #
 #   tools/bench_text_ab.sh A_BINARY B_BINARY BENCH_DIR MODEL
 #   e.g. tools/bench_text_ab.sh /tmp/old/build/inferd build/inferd /tmp/text-bench deberta_small
-#   env: ROUNDS=3 CONCURRENCY="8 16" DURATION=10s
+#   env: ROUNDS=3 CONCURRENCY="8 16" DURATION=10 OUT=bench-out/text-ab-<time>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=$(realpath "${1:?A binary}"); B=$(realpath "${2:?B binary}"); BENCH=$(realpath "${3:?bench dir}")
 MODEL=${4:?model}
-ROUNDS=${ROUNDS:-3}; CONCURRENCY=${CONCURRENCY:-"8 16"}; DURATION=${DURATION:-10s}
-STORE=$(mktemp -d); cp -as "$BENCH/$MODEL" "$STORE/$MODEL"
-PID=""
-trap '[ -n "$PID" ] && kill -TERM -- -"$PID" 2>/dev/null; rm -rf "$STORE"' EXIT
-url=http://127.0.0.1:18100/predictions/$MODEL
-send() { WRK_TEXT_DIR="$BENCH/texts" wrk -t1 -c"$1" -d"$2" -s tools/wrk_post_texts.lua "$url"; }
-forwards() {
-  curl -s localhost:18102/metrics | awk -v m="$MODEL" '$1 ~ "^inferd_batch_size_count" && $1 ~ m {print $2}'
+ROUNDS=${ROUNDS:-3}; CONCURRENCY=${CONCURRENCY:-"8 16"}; DURATION=${DURATION:-10}; DURATION=${DURATION%s}
+OUT=$(realpath -m "${OUT:-bench-out/text-ab-$(date +%Y%m%d-%H%M%S)}")
+mkdir -p "$OUT/store"
+cp -as "$BENCH/$MODEL" "$OUT/store/$MODEL"
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT"/*.state' EXIT
+send() {  # send SERVER C SECONDS [harness bench options]
+  local server=$1 c=$2 seconds=$3; shift 3
+  harness bench "$server" --binary "$A" "$@" -- --model "$MODEL" --input "$BENCH/texts" \
+    --concurrency "$c" --duration "$seconds" --warmup 0 --windows 1 --max-windows 1 --no-progress \
+    > /dev/null
 }
+{
 echo "round binary c req/s p99_ms cpu_ms_per_request forwards"
 for r in $(seq "$ROUNDS"); do
   for v in A B; do
-    setsid "${!v}" serve --model-store "$STORE" --bind 127.0.0.1 --http-port 18100 \
-      --management-port 18101 --metrics-port 18102 --grpc-port 0 > /dev/null 2>&1 &
-    PID=$!
-    for _ in $(seq 240); do curl -sf -o /dev/null localhost:18100/ping && break; sleep 0.5; done
-    send 8 3s > /dev/null
+    harness serve "$v.r$r" --out "$OUT" --binary "${!v}" --store "$OUT/store"
+    send "$OUT/$v.r$r" 8 3
     for c in $CONCURRENCY; do
-      f0=$(forwards); t0=$(awk '{print $14 + $15}' "/proc/$PID/stat")
-      out=$(send "$c" "$DURATION" | sed -n 's/^WRK_JSON //p')
-      t1=$(awk '{print $14 + $15}' "/proc/$PID/stat"); f1=$(forwards)
+      send "$OUT/$v.r$r" "$c" "$DURATION" --json "$OUT/$v.r$r.c$c.json" \
+        --series "inferd_batch_size_count{model=$MODEL}"
       /usr/bin/python3 -c '
-import json, os, sys
-d = json.loads(sys.argv[1]); n = max(1, d["requests"]); hz = os.sysconf("SC_CLK_TCK")
-print(sys.argv[2], sys.argv[3], sys.argv[4], round(d["ok_requests_per_s"], 1), round(d["p99_ms"]),
-      round((float(sys.argv[6]) - float(sys.argv[5])) / hz * 1000 / n, 2),
-      int(float(sys.argv[8]) - float(sys.argv[7])))' "$out" "$r" "$v" "$c" "$t0" "$t1" "$f0" "$f1"
+import json, sys
+d = json.load(open(sys.argv[1])); s, h = d["steps"][0], d["harness"]
+print(sys.argv[2], sys.argv[3], s["concurrency"], round(s["requests_per_s"], 1),
+      round(s["latency_ms"]["p99"]), round(h["server_cpu_s"] * 1000 / max(1, s["sent_total"]), 2),
+      int(sum(h["series"].values())))' "$OUT/$v.r$r.c$c.json" "$r" "$v"
     done
-    kill -TERM -- -"$PID"; wait "$PID" 2>/dev/null || true; PID=""
+    harness stop "$OUT/$v.r$r"
   done
 done
+} | tee "$OUT/rounds.txt"

@@ -23,7 +23,7 @@ def main():
     cs = sorted({r["c"] for r in rows})
 
     def med(cfg, c, key):
-        v = [r["wrk"][key] for r in cell.get((cfg, c), [])]
+        v = [r[key] for r in cell.get((cfg, c), [])]
         return statistics.median(v) if v else None
 
     ours = [cfg for cfg in configs if cfg.startswith("inferd")]
@@ -34,20 +34,20 @@ def main():
     for c in cs:
         out = []
         for cfg in configs:
-            rps = med(cfg, c, "ok_requests_per_s")
+            rps = med(cfg, c, "requests_per_s")
             if rps is None:
                 out.append("-")
                 continue
-            errors = sum(r["wrk"]["errors"] for r in cell[(cfg, c)])
+            errors = sum(r["failures"] for r in cell[(cfg, c)])
             out.append(f"{rps:.1f} ({med(cfg, c, 'p50_ms'):.0f} / {med(cfg, c, 'p90_ms'):.0f} / "
-                       f"{med(cfg, c, 'p99_ms'):.0f})" + (f" {errors} errors" if errors else ""))
+                       f"{med(cfg, c, 'p99_ms'):.0f})" + (f" {errors} failed" if errors else ""))
         peers = [cfg for cfg in configs if not cfg.startswith("inferd") and (cfg, c) in cell]
         tuned = TUNED if TUNED in peers else max(
-            peers, key=lambda p: med(p, c, "ok_requests_per_s"), default=None)
+            peers, key=lambda p: med(p, c, "requests_per_s"), default=None)
         ratios = []
         for cfg in ours:
             if tuned and (cfg, c) in cell:
-                ratios.append(f"{med(cfg, c, 'ok_requests_per_s') / med(tuned, c, 'ok_requests_per_s'):.2f}x")
+                ratios.append(f"{med(cfg, c, 'requests_per_s') / med(tuned, c, 'requests_per_s'):.2f}x")
                 ratios.append(f"{med(cfg, c, 'p99_ms') / med(tuned, c, 'p99_ms'):.2f}x")
             else:
                 ratios += ["-", "-"]
@@ -55,15 +55,12 @@ def main():
         if ("inferd", c) in cell:
             padded = real = 0.0
             for r in cell[("inferd", c)]:
-                b = [float(x) for x in r["tokens_before"].split()]
-                a = [float(x) for x in r["tokens_after"].split()]
-                padded += a[0] - b[0]
-                real += a[1] - b[1]
+                padded += r["padded_tokens"]
+                real += r["real_tokens"]
             waste = f"{padded / real:.1%}" if real else "-"
         cpu = []
         for cfg in configs:
-            v = [(r["cpu_s"][1] - r["cpu_s"][0]) * 1e3 / max(1, r["wrk"]["requests"])
-                 for r in cell.get((cfg, c), []) if "cpu_s" in r]
+            v = [r["cpu_s"] * 1e3 / max(1, r["requests"]) for r in cell.get((cfg, c), [])]
             if v:
                 cpu.append(f"{cfg} {statistics.median(v):.0f}")
         print(f"| {c} | " + " | ".join(out + ratios) + f" | {waste} | "

@@ -20,7 +20,7 @@
 #   HEADLINE=4 (wrk's concurrency)  WRK_DURATION=15s  WRK_TIMEOUT=30s  OUT=bench-out/<model>-<time>
 #   ROUNDS=1 (run every configuration this many times, interleaved; the tables
 #             show the median of the rounds per step: a noisy machine needs 3)
-#   SERVE_ARGS="" (extra `inferd serve` flags)  BENCH_ARGS="" (extra `inferd bench` flags)
+#   SERVE_ARGS="" (extra `serve` flags)  BENCH_ARGS="" (extra `inferd bench` flags)
 # Installs the Python baseline's Debian packages (python3-fastapi python3-uvicorn
 # gunicorn python3-pil) when missing: the tests do not need them, only this.
 set -euo pipefail
@@ -100,59 +100,8 @@ mkdir -p "$TMP/store" "$TMP/py"
 cp -as "$STORE/$MODEL" "$TMP/store/$MODEL"
 ln -s "$MODEL_PT" "$TMP/py/$MODEL.pt"
 
-SERVER_PID=""
-stop_server() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM -- -"$SERVER_PID" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- -"$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  SERVER_PID=""
-}
-trap 'stop_server; rm -rf "$TMP"' EXIT
-
-# The server's processes (its process group: gunicorn's master and workers
-# too), summed from /proc/PID/stat: minor and major page faults, RSS in bytes,
-# CPU seconds. Sampled around the wrk run, so that bench_compare.py can give
-# page faults per request in steady state for every server alike.
-proc_sample() {
-  $PY - "$SERVER_PID" <<'PYEOF'
-import os, sys
-pgid, page, hz = int(sys.argv[1]), os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
-minflt = majflt = rss = cpu = procs = 0
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            rest = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        continue
-    if int(rest[2]) != pgid:
-        continue
-    procs += 1
-    minflt += int(rest[7]); majflt += int(rest[9])
-    cpu += (int(rest[11]) + int(rest[12])) / hz
-    rss += int(rest[21]) * page
-print(f"procs={procs} minflt={minflt} majflt={majflt} rss_bytes={rss} cpu_s={cpu:.2f}")
-PYEOF
-}
-
-free_port() {
-  $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# Waits for GET /ping, then checks that one real request succeeds.
-wait_ready() {
-  local port=$1 log=$2
-  for _ in $(seq 600); do
-    kill -0 "$SERVER_PID" 2>/dev/null || { tail -20 "$log" >&2; die "the server exited (log: $log)"; }
-    curl -sf -o /dev/null "http://127.0.0.1:$port/ping" && break
-    sleep 0.2
-  done
-  curl -sf -o "$OUT/first_answer.$3.json" -H "Content-Type: $CONTENT_TYPE" --data-binary @"$IMAGE" \
-    "http://127.0.0.1:$port/predictions/$MODEL" ||
-    { tail -20 "$log" >&2; die "the first request to $3 failed (log: $log)"; }
-}
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT"/*.state; rm -rf "$TMP"' EXIT
 
 echo "$CONFIGS" | tr ' ' '\n' | grep -v '^$' > "$OUT/configs.txt"
 {
@@ -170,42 +119,37 @@ cat "$OUT/setup.txt" >&2
 
 for round in $(seq "$ROUNDS"); do
 for cfg in $CONFIGS; do
-  port=$(free_port)
   tag="$cfg.r$round"
-  log="$OUT/$tag.server.log"
-  echo "== $cfg (round $round/$ROUNDS) on port $port, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  echo "== $cfg (round $round/$ROUNDS), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   echo "$tag: load average $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/loadavg.txt"
   if [ "$cfg" = inferd ]; then
-    mport=$(free_port)
-    metrics_port=$(free_port)
-    setsid "$INFERD" serve --model-store "$TMP/store" --bind 127.0.0.1 --http-port "$port" \
-      --management-port "$mport" --metrics-port "$metrics_port" --grpc-port 0 $SERVE_ARGS > "$log" 2>&1 &
+    harness serve "$tag.server" --out "$OUT" --var SERVER --binary "$INFERD" --store "$TMP/store" \
+      -- $SERVE_ARGS
   else
-    setsid bash "$PEERS/run.sh" "$TMP/py" "$port" "$cfg" > "$log" 2>&1 &
+    harness peer "$tag.server" --out "$OUT" --var SERVER --peers "$PEERS" --model-dir "$TMP/py" \
+      --mode "$cfg"
   fi
-  SERVER_PID=$!
-  wait_ready "$port" "$log" "$cfg"
-  server_flags=()
-  [ "$cfg" = inferd ] && server_flags=(--metrics-url "http://127.0.0.1:$metrics_port/metrics")
+  . "$OUT/$tag.server.env"
+  curl -sf -o "$OUT/first_answer.$cfg.json" -H "Content-Type: $CONTENT_TYPE" --data-binary @"$IMAGE" \
+    "http://127.0.0.1:$SERVER_HTTP/predictions/$MODEL" || die "the first request to $cfg failed (log: $OUT/$tag.server.log)"
 
-  "$INFERD" bench --url "http://127.0.0.1:$port" --model "$MODEL" --input "$IMAGE" \
-    --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP" \
-    --windows "$WINDOWS" --max-windows "$MAX_WINDOWS" \
-    --json "$OUT/$tag.json" --csv "$OUT/$tag.csv" --plot "$OUT/$tag.svg" "${server_flags[@]}" \
-    $BENCH_ARGS \
-    | tee "$OUT/$tag.bench.txt" >&2
+  harness bench "$OUT/$tag.server" --binary "$INFERD" --server-metrics --json "$OUT/$tag.json" -- \
+    --model "$MODEL" \
+    --input "$IMAGE" --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP" \
+    --windows "$WINDOWS" --max-windows "$MAX_WINDOWS" --csv "$OUT/$tag.csv" --plot "$OUT/$tag.svg" \
+    $BENCH_ARGS | tee "$OUT/$tag.bench.txt" >&2
 
-  proc_sample > "$OUT/$tag.proc.before"
+  harness proc "$SERVER_PID" > "$OUT/$tag.proc.before"
   WRK_BODY_FILE="$IMAGE" WRK_CONTENT_TYPE="$CONTENT_TYPE" \
     wrk -t1 -c"$HEADLINE" -d"$WRK_DURATION" --timeout "$WRK_TIMEOUT" --latency -s tools/wrk_post_file.lua \
-    "http://127.0.0.1:$port/predictions/$MODEL" > "$OUT/$tag.wrk.txt" 2>&1 ||
+    "http://127.0.0.1:$SERVER_HTTP/predictions/$MODEL" > "$OUT/$tag.wrk.txt" 2>&1 ||
     echo "bench_vs_python: wrk failed for $cfg (see $OUT/$tag.wrk.txt)" >&2
 
-  proc_sample > "$OUT/$tag.proc.after"
+  harness proc "$SERVER_PID" > "$OUT/$tag.proc.after"
   if [ "$cfg" = inferd ]; then
-    curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$OUT/$tag.metrics.txt" || true
+    curl -sf "http://127.0.0.1:$SERVER_METRICS/metrics" > "$OUT/$tag.metrics.txt" || true
   fi
-  stop_server
+  harness stop "$OUT/$tag.server"
 done
 done
 

@@ -15,8 +15,10 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 from dashboard_browser import start_chromium, wait_ready  # noqa: E402
-from inferd_e2e import Server, call, wait_until  # noqa: E402
+from harness import InferdServer  # noqa: E402
+from inferd_e2e import call, wait_until  # noqa: E402
 
 INFERD = os.path.abspath(os.environ.get("INFERD", os.path.join(ROOT, "build", "inferd")))
 STORE = os.path.abspath(os.environ.get("STORE", os.path.join(ROOT, "examples", "model-store")))
@@ -38,8 +40,8 @@ def traffic(port, model, path, stop, pause):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="dashboard-shot-")
-    server = Server(INFERD, STORE, os.path.join(tmp, "server"), name="screenshot",
-                    args=["--memory-budget", "1G"]).start(timeout=300)
+    server = InferdServer(STORE, args=["--memory-budget", "1G"], binary=INFERD, name="screenshot",
+                          out_dir=os.path.join(tmp, "server"), ready_timeout=300).start()
     stop = threading.Event()
     pauses = {"digits_cnn": 0.01, "mobilenet_v3_small": 0.05, "resnet18": 0.3}
     threads = [threading.Thread(target=traffic, args=(server.http, m, p, stop, pauses[m]))

@@ -15,12 +15,8 @@ INFERD=$(realpath "${INFERD:-$ROOT/build/inferd}")
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-2}
 TMP=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+harness() { PYTHONPATH="$ROOT" /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$TMP/server"; rm -rf "$TMP"' EXIT
 mkdir -p "$TMP/store/noop/1"
 cat > "$TMP/make.py" <<'PYEOF'
 import json, sys, torch
@@ -42,12 +38,8 @@ max_batch_size: 1
 inputs:  [{name: input, datatype: FP32, shape: [-1]}]
 outputs: [{name: output, datatype: FP32, shape: [-1]}]
 YAML
-"$INFERD" serve --model-store "$TMP/store" --bind 127.0.0.1 --http-port 0 --management-port 0 \
-  --metrics-port 0 --grpc-port 0 > "$TMP/server.stdout" 2> "$TMP/server.log" &
-SERVER_PID=$!
-for _ in $(seq 600); do grep -q "inferd: listening" "$TMP/server.stdout" 2>/dev/null && break; sleep 0.1; done
-read -r HTTP GRPC < <(sed -n 's/.*listening http=\([0-9]*\) management=[0-9]* metrics=[0-9]* grpc=\([0-9]*\).*/\1 \2/p' "$TMP/server.stdout")
-for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$HTTP/v2/health/ready" && break; sleep 0.1; done
+harness serve server --out "$TMP" --binary "$INFERD" --store "$TMP/store"
+. "$TMP/server.env"
 
 # snapshot: "name ticks vol invol" per thread (names are merged later)
 snapshot() {
@@ -58,12 +50,15 @@ snapshot() {
     echo "$(basename "$t") $name $(echo "${stat##*) }" | awk '{print $12, $13}') $(awk '/^voluntary_ctxt/ {v=$2} /^nonvoluntary_ctxt/ {n=$2} END {print v, n}' "$t/status" 2>/dev/null)"
   done
 }
+bench() {  # bench PROTOCOL SECONDS: the trivial model at c=1, report in $TMP/step.json
+  harness bench "$TMP/server" --json "$TMP/step.json" -- --protocol "$1" --model noop \
+    --form v2binary --input "$TMP/noop.bin" --concurrency 1 --duration "$2" --warmup 0 --windows 1 \
+    --max-windows 1 --no-progress > /dev/null
+}
 step() {
-  local form=$1 protocol=$2 url=$3
+  local form=$1 protocol=$2
   snapshot > "$TMP/before"
-  "$INFERD" bench --protocol "$protocol" --url "$url" --model noop --form v2binary --input "$TMP/noop.bin" \
-    --concurrency 1 --duration "$DURATION" --warmup 0 --windows 1 --max-windows 1 --no-progress \
-    --json "$TMP/step.json" > /dev/null
+  bench "$protocol" "$DURATION"
   snapshot > "$TMP/after"
   /usr/bin/python3 - "$TMP" "$form" "$(getconf CLK_TCK)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PYEOF'
 import collections, json, sys
@@ -93,17 +88,16 @@ print(f"  {'TOTAL':18s} {us(U):8.1f} {us(S):7.1f} {sum(vol.values()) / req:7.2f}
 PYEOF
 }
 for r in $(seq "$ROUNDS"); do
-  step grpc grpc "grpc://127.0.0.1:$GRPC"
-  step rest-binary http "http://127.0.0.1:$HTTP"
+  step grpc grpc
+  step rest-binary http
 done
 if [ "${SYSCALLS:-0}" = 1 ]; then
   for form in grpc rest-binary; do
-    if [ $form = grpc ]; then protocol=grpc url="grpc://127.0.0.1:$GRPC"; else protocol=http url="http://127.0.0.1:$HTTP"; fi
+    protocol=http; [ $form = grpc ] && protocol=grpc
     strace -f -c -o "$TMP/strace.txt" -p "$SERVER_PID" 2> /dev/null &
     STRACE_PID=$!
     sleep 1
-    "$INFERD" bench --protocol $protocol --url "$url" --model noop --form v2binary --input "$TMP/noop.bin" \
-      --concurrency 1 --duration 3 --warmup 0 --windows 1 --max-windows 1 --no-progress --json "$TMP/step.json" > /dev/null
+    bench $protocol 3
     kill -INT $STRACE_PID; wait $STRACE_PID 2> /dev/null || true
     /usr/bin/python3 - "$TMP" "$form" <<'PYEOF'
 import json, sys

@@ -46,26 +46,13 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from inferd_e2e import Response, Server, bytes_elements, parse_infer_response  # noqa: E402
+from inferd_e2e import Response, bytes_elements, parse_infer_response  # noqa: E402
 import pipeline_reference  # noqa: E402
+from harness import InferdServer  # noqa: E402
 
 MODELS = ["digits_cnn", "resnet18", "mobilenet_v3_small"]
 IMAGES = ["cat.jpg", "coffee.jpg", "astronaut.jpg", "grace_hopper.jpg", "cat_exif_rotated.jpg",
           "cat.png", "cat.webp"]
-
-
-class SoakServer(Server):
-    """The e2e suite's Server on fixed ports of this engineer's range."""
-
-    def __init__(self, *a, ports, **kw):
-        super().__init__(*a, **kw)
-        self.ports = ports
-
-    def command(self):
-        http_port, mgmt, metrics = self.ports
-        return [self.binary, "serve", "--model-store", self.store, "--http-port", str(http_port),
-                "--management-port", str(mgmt), "--metrics-port", str(metrics),
-                "--drain-timeout", str(self.drain_timeout), *self.args]
 
 
 def copy_store(src, dst):
@@ -295,7 +282,6 @@ def main():
     ap.add_argument("--bad-share", type=float, default=0.25)
     ap.add_argument("--reload-every", type=float, default=3.0)
     ap.add_argument("--settle-fraction", type=float, default=0.2)
-    ap.add_argument("--port-base", type=int, default=21000)
     ap.add_argument("--out", default="soak.json")
     args = ap.parse_args()
 
@@ -305,22 +291,22 @@ def main():
     store = os.path.join(work, "store")
     os.makedirs(store)
     copy_store(args.store, store)
-    p = args.port_base
-    server = SoakServer(args.bin, store, work, name="soak", ports=(p, p + 1, p + 2))
-    server.start(timeout=300)
-    pid = server.proc.pid
+    server = InferdServer(store, args=["--drain-timeout", "10"], binary=args.bin, name="soak",
+                          out_dir=work, ready_timeout=300).start()
+    pid = server.pid
     tally, stop = Tally(), threading.Event()
     rss = {"start": rss_bytes(pid)}
     samples = []
     reloads = collections.Counter()
-    threads = [threading.Thread(target=client, args=(p, i, refs, bads, tally, stop, args.bad_share))
+    threads = [threading.Thread(target=client,
+                                args=(server.http, i, refs, bads, tally, stop, args.bad_share))
                for i in range(args.clients)]
     start = time.monotonic()
     for t in threads:
         t.start()
     duration = args.minutes * 60
     reloader = threading.Thread(target=reload_loop,
-                                args=(p + 1, args.reload_every, reloads, stop, tally))
+                                args=(server.management, args.reload_every, reloads, stop, tally))
     reloader.start()
     next_sample = start
     try:
@@ -339,7 +325,7 @@ def main():
         alive = server.running()
         rss["end"] = rss_bytes(pid) if alive else 0
         rss["max"] = max(s[1] for s in samples) if samples else 0
-        rc = server.stop()
+        rc = server.stop(timeout=12)
     elapsed = time.monotonic() - start
 
     good_total = sum(n for (k2, s), n in tally.good.items() if not k2.startswith("_"))

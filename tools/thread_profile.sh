@@ -7,48 +7,44 @@
 # sizes formed (inferd_batch_size) and the server's mean queue/compute time.
 #
 #   tools/thread_profile.sh [MODEL]   (default mobilenet_v3_small)
-#   env (defaults): C=8 DUR=15 PORT=20080 STORE=examples/model-store
+#   env (defaults): C=8 DUR=15 STORE=examples/model-store
 #     IMAGE=examples/images/cat.jpg SERVE_ARGS="" INFERD=build/inferd OUT=bench-out/threads-<time>
-# Uses ports PORT..PORT+2 and PORT-79 (gRPC).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 MODEL=${1:-mobilenet_v3_small}
-C=${C:-8} DUR=${DUR:-15} PORT=${PORT:-20080}
+C=${C:-8} DUR=${DUR:-15}
 STORE=${STORE:-examples/model-store} IMAGE=${IMAGE:-examples/images/cat.jpg}
 OUT=${OUT:-bench-out/threads-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
-"${INFERD:-build/inferd}" serve --model-store "$STORE" --models "$MODEL" --http-port "$PORT" \
-  --management-port $((PORT + 1)) --metrics-port $((PORT + 2)) --grpc-port $((PORT - 79)) \
-  ${SERVE_ARGS:-} > "$OUT/server.log" 2>&1 &
-SP=$!
-trap 'kill $SP 2>/dev/null || true; wait $SP 2>/dev/null || true' EXIT
-for _ in $(seq 300); do curl -sf "localhost:$PORT/ping" 2>/dev/null | grep -q Healthy && break; sleep 0.2; done
-BENCH=("${INFERD:-build/inferd}" bench)
-bench() {
-  "${BENCH[@]}" --url "http://127.0.0.1:$PORT" --model "$MODEL" --input "$IMAGE" \
-    --concurrency "$C" --duration "$1" --warmup 0 --windows 1 --max-windows 1 --no-progress
+harness() { /usr/bin/python3 -m tools.harness "$@"; }
+trap 'harness stop "$OUT/server"' EXIT
+harness serve server --out "$OUT" --binary "${INFERD:-build/inferd}" --store "$STORE" \
+  -- --models "$MODEL" ${SERVE_ARGS:-}
+. "$OUT/server.env"
+bench() {  # bench SECONDS [harness bench options]
+  local seconds=$1; shift
+  harness bench "$OUT/server" "$@" -- --model "$MODEL" --input "$IMAGE" --concurrency "$C" \
+    --duration "$seconds" --warmup 0 --windows 1 --max-windows 1 --no-progress
 }
 bench 3 > /dev/null  # warm-up
 snap() {
   date +%s.%N > "$OUT/wall.$1"
-  for t in /proc/$SP/task/*; do echo "$(basename "$t") $(cat "$t/comm") $(cat "$t/schedstat")"; done > "$OUT/threads.$1"
-  curl -s "localhost:$((PORT + 2))/metrics" > "$OUT/metrics.$1"
+  for t in /proc/$SERVER_PID/task/*; do echo "$(basename "$t") $(cat "$t/comm") $(cat "$t/schedstat")"; done > "$OUT/threads.$1"
+  curl -s "127.0.0.1:$SERVER_METRICS/metrics" > "$OUT/metrics.$1"
 }
 snap 0
-/usr/bin/time -f "%U %S" -o "$OUT/bench.cpu" "${BENCH[@]}" --url "http://127.0.0.1:$PORT" \
-  --model "$MODEL" --input "$IMAGE" --concurrency "$C" --duration "$DUR" --warmup 0 --windows 1 \
-  --max-windows 1 --no-progress > "$OUT/bench.txt"
+bench "$DUR" --json "$OUT/bench.json" > "$OUT/bench.txt"
 snap 1
 /usr/bin/python3 - "$OUT" <<'PYEOF'
-import re, sys
+import json, re, sys
 out = sys.argv[1]
 rd = lambda n: open(f"{out}/{n}").read()
 wall = float(rd("wall.1")) - float(rd("wall.0"))
 print(rd("bench.txt").strip().splitlines()[-1])
-u, s = map(float, rd("bench.cpu").split())
-reqs = int(rd("bench.txt").strip().splitlines()[-1].split()[1])
-print(f"load generator: {u + s:.2f} s CPU, {1e3 * (u + s) / reqs:.3f} ms per request")
+report = json.loads(rd("bench.json"))
+reqs, load_cpu = report["steps"][0]["sent_total"], report["harness"]["load_cpu_s"]
+print(f"load generator: {load_cpu:.2f} s CPU, {1e3 * load_cpu / reqs:.3f} ms per request")
 t0 = {l.split()[0]: l.split() for l in rd("threads.0").splitlines()}
 print(f"{'thread':16} {'ran':>12} {'run queue':>10} {'idle':>12} ms CPU/req")
 for l in rd("threads.1").splitlines():
