@@ -82,6 +82,16 @@ class Backend {
   // not freed when the model is. Models still loaded build what they need
   // again on their next call. Any thread.
   virtual void ReleaseCaches() {}
+  // Ahead of time (`inferd optimize`, never while serving): writes the
+  // backend's own optimized copy of the model file `in` to `out` (the ONNX
+  // Runtime backend: the graph after its fusions). kFailedPrecondition for a
+  // backend that has none; kInvalidArgument naming the file when `in` cannot
+  // be read or `out` written. Blocks for as long as the optimization takes.
+  virtual Status WriteOptimizedModel(const std::string& in, const std::string& out) {
+    (void)in;
+    (void)out;
+    return FailedPrecondition("this backend writes no optimized model file");
+  }
 };
 
 }  // namespace inferd::backend

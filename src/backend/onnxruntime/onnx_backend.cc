@@ -2,6 +2,7 @@
 
 #include <onnxruntime_cxx_api.h>
 
+#include "backend/onnxruntime/onnx_graph_optimizer.h"
 #include "backend/onnxruntime/onnx_model.h"
 #include "backend/registry.h"
 
@@ -51,6 +52,10 @@ StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const LoadOptions& options) {
 
 void OnnxBackend::InitExecutorThread(const std::vector<int>& cores, int num_threads) {
   width_.Note(cores, num_threads);
+}
+
+Status OnnxBackend::WriteOptimizedModel(const std::string& in, const std::string& out) {
+  return WriteOptimizedOnnxGraph(env_, in, out);
 }
 
 }  // namespace inferd::backend

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -26,6 +27,8 @@ class OnnxBackend : public Backend {
 
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+  // The graph after ONNX Runtime's extended fusions (onnx_graph_optimizer.h).
+  Status WriteOptimizedModel(const std::string& in, const std::string& out) override;
 
  private:
   OnnxBackend() = default;
