@@ -146,6 +146,17 @@ StatusOr<std::string> WriteV2ModelMetadata(const ModelStatus& status,
   } else {
     w.Null();
   }
+  // repository/version_files.h: the files of the shown version's folder.
+  w.Key("candidates").BeginArray();
+  for (const auto& f : m.candidates) {
+    w.BeginObject();
+    w.Key("file").String(f.file);
+    w.Key("kind").String(f.kind);
+    w.Key("bytes").Int(f.bytes);
+    w.Key("served").Bool(f.served);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return w.Take();
 }

@@ -12,6 +12,7 @@
 
 #include "backend/precision_report.h"
 #include "config/model_config.h"
+#include "repository/version_files.h"
 #include "scheduler/batch_calibration.h"
 
 namespace inferd::repository {
@@ -68,6 +69,10 @@ struct VersionStatus {
   // absent when not resident or when the backend had no choice (precision
   // fp32, or a backend without one).
   std::optional<backend::PrecisionReport> precision;
+  // The model files in the version's folder: the one served and the
+  // candidates `inferd optimize` wrote beside it (version_files.h). Read by
+  // GetStatus only; List leaves it empty (a directory read per version).
+  std::vector<VersionFile> files;
 };
 
 struct ModelStatus {

@@ -45,6 +45,9 @@ struct ModelMetadata {
   // The shown version's precision choice; absent when it is not resident or
   // the backend had no choice.
   std::optional<backend::PrecisionReport> precision;
+  // The model files in the shown version's folder (the served one and the
+  // candidates of `inferd optimize`); empty when the status has none listed.
+  std::vector<repository::VersionFile> candidates;
 };
 
 // The metadata of `version` (empty: of the default version, with every

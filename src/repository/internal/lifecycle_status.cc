@@ -1,8 +1,11 @@
 // Lifecycle: what it tells about its models (List, GetStatus), and why a
 // quarantined version is refused. Registration and requests are in
 // lifecycle.cc.
+#include <filesystem>
+
 #include "repository/internal/lifecycle.h"
 #include "repository/model_name.h"
+#include "repository/version_files.h"
 
 namespace inferd::repository::internal {
 
@@ -39,13 +42,19 @@ StatusOr<ModelStatus> Lifecycle::GetStatus(const std::string& model) const {
   RETURN_IF_ERROR(ValidateModelName(model));
   ModelStatus s;
   std::vector<ModelHandle> handles;
+  std::vector<std::string> model_paths;  // per version, to list its folder outside mu_
   {
     MutexLock lock(&mu_);
     const Entry* e = FindLocked(model);
     if (!e) return NotFound(UnknownModelLocked(model));
     s = StatusLocked(*e, &handles);
+    for (const auto& [v, slot] : e->versions) model_paths.push_back(slot.stored.model_path);
   }
   FillCalibrations(s, handles);
+  for (size_t i = 0; i < s.versions.size() && i < model_paths.size(); ++i) {
+    const std::filesystem::path path(model_paths[i]);
+    s.versions[i].files = ListVersionFiles(path.parent_path().string(), path.filename().string());
+  }
   return s;
 }
 

@@ -40,7 +40,27 @@ TEST(ModelMetadata, V2ShapesCarryTheBatchDim) {
             R"({"name":"echo","versions":["1","2"],"platform":"pytorch_torchscript",)"
             R"("max_batch_size":4,"inputs":[{"name":"x","datatype":"FP32","shape":[-1,3,-1]}],)"
             R"("outputs":[{"name":"y","datatype":"INT64","shape":[-1]}],"state":"READY",)"
-            R"("batch_calibration":null,"precision":null})");
+            R"("batch_calibration":null,"precision":null,"candidates":[]})");
+}
+
+// The model files of the version shown: the one served and the candidates
+// `inferd optimize` wrote beside it (repository/version_files.h).
+TEST(ModelMetadata, TheCandidatesOfTheVersionShown) {
+  ModelStatus s = Echo();
+  s.versions[0].files = {{"model.pt", "torchscript", 1000, true},
+                         {"model.onnx", "onnx", 900, false},
+                         {"model.int8.onnx", "onnx_int8", 300, false}};
+  auto v1 = WriteV2ModelMetadata(s, std::nullopt);
+  ASSERT_TRUE(v1.ok());
+  EXPECT_NE(v1->find(R"("candidates":[{"file":"model.pt","kind":"torchscript","bytes":1000,)"
+                     R"("served":true},{"file":"model.onnx","kind":"onnx","bytes":900,)"
+                     R"("served":false},{"file":"model.int8.onnx","kind":"onnx_int8",)"
+                     R"("bytes":300,"served":false}]})"),
+            std::string::npos)
+      << *v1;
+  auto v2 = WriteV2ModelMetadata(s, 2);
+  ASSERT_TRUE(v2.ok());
+  EXPECT_NE(v2->find(R"("candidates":[]})"), std::string::npos) << *v2;
 }
 
 // The precision the backend chose for the version shown, with every candidate
@@ -69,11 +89,11 @@ TEST(ModelMetadata, ThePrecisionTableOfTheVersionShown) {
       R"("verdict":"refused: max error 1.5"},)"
       R"({"precision":"int8","built":false,"ms_per_item":0,"ms_alone":0,"max_rel_error":0,)"
       R"("top1_agreement":null,"top1_agreed":0,"top1_checked":0,"tolerance":0.05,)"
-      R"("verdict":"not built: no VNNI"}]}})";
+      R"("verdict":"not built: no VNNI"}]},)";
   EXPECT_NE(v2->find(table), std::string::npos) << *v2;
   v2 = WriteV2ModelMetadata(s, 2);
   ASSERT_TRUE(v2.ok());
-  EXPECT_NE(v2->find(R"("precision":null})"), std::string::npos) << *v2;
+  EXPECT_NE(v2->find(R"("precision":null,)"), std::string::npos) << *v2;
 }
 
 TEST(ModelMetadata, TheCalibrationTableOfTheVersionShown) {
