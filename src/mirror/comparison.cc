@@ -118,6 +118,8 @@ std::string CompareOutput(const NamedTensor& a, const NamedTensor& b, OutputDiff
                                      : e;
     d->sum_abs_error += err;
     d->max_abs_error = std::max(d->max_abs_error, err);
+    const double magnitude = std::fabs(At(p, i));
+    if (std::isfinite(magnitude)) d->max_abs_primary = std::max(d->max_abs_primary, magnitude);
   }
   const Shape& s = p.shape();
   if (s.size() == 2 && s[1] >= 2) {

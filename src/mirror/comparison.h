@@ -36,6 +36,7 @@ struct OutputDiff {
   int64_t elements = 0;
   double max_abs_error = 0;
   double sum_abs_error = 0;
+  double max_abs_primary = 0;  // the largest finite |primary| (the scale of a relative error)
   bool classifier = false;  // [batch, classes]: top-1 counted below
   int64_t top1_rows = 0;
   int64_t top1_agree = 0;

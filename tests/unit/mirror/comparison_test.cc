@@ -31,6 +31,7 @@ TEST(ComparePair, MaxAndMeanAbsErrorAndTop1PerRow) {
   EXPECT_EQ(d.outputs[0].top1_agree, 1);
   EXPECT_EQ(d.top1_disagree(), 1);
   EXPECT_EQ(d.outputs[0].first_primary_top1, 2);
+  EXPECT_DOUBLE_EQ(d.outputs[0].max_abs_primary, 3.0);  // the scale of a relative error
 }
 
 TEST(ComparePair, PairsByNameThenByPosition) {
