@@ -1,4 +1,4 @@
-// inferd: a model inference server. Subcommands: serve | topology | bench | plan.
+// inferd: a model inference server. Subcommands: serve | topology | bench | plan | optimize.
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -10,6 +10,7 @@
 #include "bench/bench_runner.h"
 #include "bench/server_metrics.h"
 #include "memory/allocator.h"
+#include "optimize/optimize_command.h"
 #include "backend/backend_set.h"
 #include "plan/plan_command.h"
 #include "profile/calibration_annotation.h"
@@ -145,6 +146,24 @@ int main(int argc, char** argv) {
   p->add_option("--gateway-class", plan.k8s.gateway_class, "GatewayClass of the emitted Gateway")
       ->capture_default_str();
 
+  inferd::optimize::OptimizeCommandOptions optimize;
+  auto* o = app.add_subcommand(
+      "optimize",
+      "write ONNX, ONNX-Runtime-optimized and int8 candidates beside each TorchScript model.pt "
+      "and compare them with it (docs/OPTIMIZE.md)");
+  o->add_option("--model-store", optimize.model_store, "DIR holding <model>/<version>/model.pt")
+      ->required();
+  o->add_option("--models", optimize.models, "models to optimize: all, or a,b,c")
+      ->capture_default_str();
+  o->add_flag("--force", optimize.force, "make every candidate again, even when up to date");
+  o->add_option("--threads", optimize.threads, "threads of the export and the comparison")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  o->add_option("--python", optimize.python, "the python3 with python3-torch and python3-onnx")
+      ->capture_default_str();
+  o->add_option("--export-script", optimize.export_script,
+                "tools/optimize_export.py (default: beside the binary or in its source tree)");
+
   CLI11_PARSE(app, argc, argv);
   // Logs go to stderr; stdout carries only what a command prints (the bound
   // ports of `serve`, the reports of `topology` and `bench`).
@@ -161,6 +180,7 @@ int main(int argc, char** argv) {
   }
   if (*t) return inferd::topology::RunTopologyCommand(topo, std::cout);
   if (*b) return inferd::bench::RunBench(bench);
+  if (*o) return inferd::optimize::RunOptimizeCommand(optimize, std::cout);
   if (*p && !profile.store_dir.empty()) {
     auto backend = inferd::backend::BackendSet::Create();
     if (!backend.ok()) return std::cerr << backend.status().message() << "\n", 1;
