@@ -49,8 +49,12 @@ TORCH_DTYPES = {
 
 def reason_of(error):
     """One line a user can act on: the exception's type and the first line of its message,
-    without the exporter's standard plea for a pull request."""
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    without the exporter's standard plea for a pull request; for an error raised inside the
+    TorchScript interpreter, whose first line says only that, its last line (what was raised)."""
+    lines = [l.strip() for l in str(error).strip().splitlines() if l.strip()]
+    text = lines[0] if lines else ""
+    if len(lines) > 1 and "failed in the TorchScript interpreter" in text:
+        text = lines[-1]
     for tail in (" Please feel free to request support", " Please open a bug"):
         if tail in text:
             text = text[:text.index(tail)]

@@ -183,7 +183,7 @@ StatusOr<ComparisonSamples> MakeComparisonSamples(const config::ModelConfig& con
                                    alone.begin() + static_cast<std::ptrdiff_t>(b)}));
                        }));
       out.samples = static_cast<int>(alone.size());
-      out.source = "samples/ (" + std::to_string(files.size()) + " images)";
+      out.source = "images in samples/";
       return out;
     }
   }
@@ -197,10 +197,10 @@ StatusOr<ComparisonSamples> MakeComparisonSamples(const config::ModelConfig& con
       ASSIGN_OR_RETURN(std::string text, ReadFile(f));
       texts.push_back(std::move(text));
     }
-    out.source = "samples/ (" + std::to_string(files.size()) + " texts)";
+    out.source = "texts in samples/";
     if (texts.empty()) {
       texts.assign(std::begin(kBuiltInTexts), std::end(kBuiltInTexts));
-      out.source = std::to_string(texts.size()) + " built-in texts";
+      out.source = "built-in texts";
     }
     std::vector<std::vector<NamedTensor>> alone;
     for (const auto& text : texts) {

@@ -36,7 +36,7 @@ struct SampleRun {
 struct ComparisonSamples {
   std::vector<SampleRun> runs;  // every sample alone, then the batches
   int samples = 0;
-  std::string source;  // "samples/ (3 files)", "4 built-in texts", "drawn for the declared shapes"
+  std::string source;  // "images in samples/", "built-in texts", "drawn for the declared shapes"
 };
 
 StatusOr<ComparisonSamples> MakeComparisonSamples(const config::ModelConfig& config,

@@ -23,6 +23,19 @@ std::string Ms(double v) {
   return buf;
 }
 
+// A message on one line of the table: a multi-line one (a TorchScript
+// traceback) as its first line and its last, which says what was raised.
+std::string OneLine(const std::string& message) {
+  const size_t first_end = message.find('\n');
+  if (first_end == std::string::npos) return message;
+  const std::string first = message.substr(0, first_end);
+  const size_t end = message.find_last_not_of(" \n");
+  if (end == std::string::npos || end < first_end) return first;
+  const size_t start = message.rfind('\n', end) + 1;  // found: end is past first_end
+  const size_t text = message.find_first_not_of(' ', start);
+  return first + " ... " + message.substr(text, end + 1 - text);
+}
+
 std::string Pad(std::string s, size_t width) {
   if (s.size() < width) s.resize(width, ' ');
   return s;
@@ -123,8 +136,8 @@ void PrintReport(const OptimizeReport& r, std::string_view note, std::ostream& o
     out << "  " << Pad(c.candidate, 16) << Pad(c.present ? c.file : "-", 17);
     if (!c.compared) {
       // Long reasons (why an export failed) run to the end of the line.
-      out << c.result;
-      if (!c.error.empty()) out << "; failed on the samples: " << c.error;
+      out << OneLine(c.result);
+      if (!c.error.empty()) out << "; failed on the samples: " << OneLine(c.error);
       out << "\n";
       continue;
     }

@@ -45,7 +45,7 @@ struct OptimizeReport {
   std::string model;
   int64_t version = 0;
   int samples = 0;                 // items compared, each alone (and in batches)
-  std::string sample_source;       // "samples/ (4 files)", "drawn for the declared shapes", ...
+  std::string sample_source;       // "images in samples/", "drawn for the declared shapes", ...
   std::vector<CandidateRow> rows;  // the reference first
 };
 

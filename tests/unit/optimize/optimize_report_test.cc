@@ -69,6 +69,21 @@ TEST(OptimizeReport, JsonRoundTrips) {
   EXPECT_EQ(WriteReportJson(*back), WriteReportJson(r));
 }
 
+TEST(OptimizeReport, ATracebackIsShownAsItsFirstAndLastLine) {
+  OptimizeReport r = Sample();
+  r.rows[0].compared = false;
+  r.rows[0].error =
+      "sample 1 alone: failed in forward(): The following operation failed.\n"
+      "Traceback of TorchScript:\n  File \"m.py\", line 9\n\nbuiltins.ValueError: negative input\n";
+  std::ostringstream out;
+  PrintReport(r, "", out);
+  EXPECT_NE(out.str().find("failed on the samples: sample 1 alone: failed in forward(): The "
+                           "following operation failed. ... builtins.ValueError: negative "
+                           "input\n"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(OptimizeReport, RefusesWhatIsNotAReportOfThisFormat) {
   EXPECT_FALSE(ParseReportJson("not json").ok());
   EXPECT_FALSE(ParseReportJson(R"({"format": 99})").ok());
