@@ -22,8 +22,8 @@ const char* const kBuiltInTexts[] = {
     "utilities for archives",
     "The quick brown fox jumps over the lazy dog.",
     "A library for reading and writing compressed files, with a command line tool.",
-    "This package contains the documentation of the command line tools, with examples of "
-    "their use in shell scripts and a reference of every option they take.",
+    ("This package contains the documentation of the command line tools, with examples of "
+     "their use in shell scripts and a reference of every option they take."),
 };
 
 std::string Lower(std::string s) {

@@ -3,11 +3,12 @@
 // optimizer and saves the result (SessionOptions' optimized model file path).
 //
 // Level: ORT_ENABLE_EXTENDED, which holds the fusions that matter for
-// transformers and quantized products (attention, LayerNorm / SkipLayerNorm,
-// GELU / BiasGelu, MatMul + Add, MatMulIntegerToFloat, DynamicQuantizeMatMul)
-// and only those: ORT_ENABLE_ALL adds layout transformations (NCHWc) for this
-// CPU, which ONNX Runtime warns make a saved file machine-specific. A server
-// loading the saved file still applies ORT_ENABLE_ALL on top (onnx_model.cc).
+// transformers and quantized products (GELU / BiasGelu, FusedMatMul, the
+// attention and LayerNorm patterns ONNX Runtime's C++ optimizer knows,
+// MatMulIntegerToFloat, DynamicQuantizeMatMul) and only those:
+// ORT_ENABLE_ALL adds layout transformations (NCHWc) for this CPU, which
+// ONNX Runtime warns make a saved file machine-specific. A server loading the
+// saved file still applies ORT_ENABLE_ALL on top (onnx_model.cc).
 //
 // A free function; any thread. The header includes no ONNX Runtime header.
 #pragma once
