@@ -10,9 +10,6 @@
 // 'm:1': pre-processing threw: ..."), and Run returns normally: the executor
 // thread lives on.
 //
-// Calibration has its home here too: Calibrate measures the model's batch
-// sizes on the executor thread that calls it.
-//
 // Buffers: the batched inputs that assembly makes (one per input of a batch
 // of several requests) take their bytes from the runner's TensorPool, so the
 // executors running this model reuse a few buffers instead of allocating per
@@ -38,9 +35,9 @@
 // The tokens computed (padding) and the real ones are counted in the token
 // counters when they are set.
 //
-// Thread-safety: Run and Calibrate may be called from several executor
-// threads at once (the model's Execute allows it); the pool and the length
-// cost (its own mutex) are the runner's mutable state, both thread-safe.
+// Thread-safety: Run may be called from several executor threads at once
+// (the model's Execute allows it); the pool and the length cost (its own
+// mutex) are the runner's mutable state, both thread-safe.
 // Ownership: the runner shares the model and hooks; the batch's requests are
 // owned by Run until each is answered.
 #pragma once
@@ -55,7 +52,6 @@
 #include "common/tensor_pool.h"
 #include "common/thread_annotations.h"
 #include "metrics/registry.h"
-#include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
 #include "scheduler/length_buckets.h"
 #include "scheduler/model_spec.h"
@@ -94,18 +90,6 @@ class BatchRunner {
   // back (above). Answers every request it does not give back; never throws.
   void Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up = nullptr,
            const GiveBack& give_back = nullptr);
-
-  // Measures the model's cost per batch size on the calling executor thread
-  // (zero inputs, the model alone) and chooses the sizes worth forming; see
-  // batch_calibration.h. Blocks for up to about CalibrationBudget (options.budget_s to
-  // options.max_budget_s, scaled from batch 1's cost). Returns an
-  // uncalibrated result with a note when the model cannot be measured
-  // (max_batch_size 1, `calibrate: false`, variable or BYTES inputs, a model
-  // that fails on zeros). Calls are timed with options.timer (it must be set).
-  // A model of variable lengths (see above) is measured on a grid of batch
-  // sizes and lengths instead: the result carries the fitted length_cost
-  // (by_length) and stays uncalibrated in batch sizes.
-  BatchCalibration Calibrate(const CalibrationOptions& options) const;
 
   // The cost model that cuts batches by length (from the calibration).
   void set_length_cost(const LengthCost& cost) EXCLUDES(cost_mu_);
@@ -150,7 +134,6 @@ class BatchRunner {
   // `live` cut by length (one group when the model's batches are not).
   std::vector<std::vector<size_t>> Groups(const std::vector<QueuedRequest>& requests,
                                           const std::vector<size_t>& live) const;
-  BatchCalibration CalibrateLengths(const CalibrationOptions& options) const;
 
   const Options options_;
   // Bytes of one item of the model's single input when pre-processing can

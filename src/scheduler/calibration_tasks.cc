@@ -46,7 +46,7 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ModelQueue>& q) {
                          [promise](BatchCalibration c) { promise->set_value(std::move(c)); }));
     result = promise->get_future().get();
   } else {
-    result = q->runner().Calibrate(options_.calibration);  // only explains why not
+    result = q->calibrator().Calibrate(options_.calibration);  // only explains why not
   }
   Publish(*q, std::move(result), "");
 }

@@ -16,7 +16,7 @@ std::shared_ptr<ExecutorTask> CalibrationTask(std::shared_ptr<ModelQueue> q,
     if (!o.timer) o.timer = ExecutorTimer(threads);
     BatchCalibration c;
     try {
-      c = q->runner().Calibrate(o);
+      c = q->calibrator().Calibrate(o);
       if (c.calibrated) c.note += ", " + ExecutorClockName(threads);
     } catch (...) {
       c = BatchCalibration();

@@ -54,12 +54,17 @@ BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock) {
   return o;
 }
 
+BatchCalibrator::Options CalibratorOptions(const ModelSpec& spec, Clock* clock) {
+  return {spec.name, spec.config, spec.model, clock};
+}
+
 }  // namespace
 
 ModelQueue::ModelQueue(ModelSpec spec, Mutex* mu, Clock* clock)
     : mu_(mu),
       spec_(std::move(spec)),
       runner_(RunnerOptions(spec_, clock)),
+      calibrator_(CalibratorOptions(spec_, clock)),
       preferred_(spec_.config.dynamic_batching.preferred_batch_sizes) {}
 
 void ModelQueue::AssertLockedBy([[maybe_unused]] Mutex* held) const { assert(held == mu_); }

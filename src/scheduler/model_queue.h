@@ -35,6 +35,7 @@
 #include "config/model_config.h"
 #include "metrics/registry.h"
 #include "scheduler/batch.h"
+#include "scheduler/batch_calibrator.h"
 #include "scheduler/batch_runner.h"
 #include "scheduler/fair_share.h"
 #include "scheduler/inference_request.h"
@@ -57,6 +58,7 @@ class ModelQueue {
   // Executes this model's batches; immutable, so it may be used without the
   // scheduler's mutex while a handle on the queue is held.
   BatchRunner& runner() { return runner_; }
+  const BatchCalibrator& calibrator() const { return calibrator_; }
   const config::ModelConfig& config() const { return spec_.config; }
 
   // Batch sizes measured at load (see batch_calibration.h): once calibrated,
@@ -198,6 +200,7 @@ class ModelQueue {
   Mutex* const mu_;
   const ModelSpec spec_;
   BatchRunner runner_;
+  const BatchCalibrator calibrator_;
   Metrics metrics_;
   BatchCalibration calibration_ GUARDED_BY(mu_);
   // The config's preferred sizes, or the calibrated ones.
