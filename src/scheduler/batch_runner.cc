@@ -276,7 +276,7 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
     padded_tokens_->Increment(static_cast<double>(NumElements(batched) - real));
     real_tokens_->Increment(static_cast<double>(real));
   }
-  if (forward_sizes_) forward_sizes_->Observe(static_cast<double>(batch_items));
+  if (batch_sizes_) batch_sizes_->Observe(static_cast<double>(batch_items));
 
   *stage = "the model's forward()";
   const TimePoint compute_start = clock.Now();

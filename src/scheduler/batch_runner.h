@@ -105,10 +105,12 @@ class BatchRunner {
     real_tokens_ = std::move(real);
   }
 
-  // For a model cut by length: the histogram of items per forward, set
-  // once, before the runner is shared.
-  void set_forward_sizes(std::shared_ptr<metrics::Histogram> sizes) {
-    forward_sizes_ = std::move(sizes);
+  // The histogram of items per forward (inferd_batch_size), set once,
+  // before the runner is shared. The runner is the one place that records
+  // it: once per call of the model, so that requests a batch gives back to
+  // the queue, or that join it while it is pre-processed, count once.
+  void set_batch_sizes(std::shared_ptr<metrics::Histogram> sizes) {
+    batch_sizes_ = std::move(sizes);
   }
 
   const std::string& name() const { return options_.name; }
@@ -145,7 +147,7 @@ class BatchRunner {
   LengthCost length_cost_ GUARDED_BY(cost_mu_) = DefaultLengthCost();
   std::shared_ptr<metrics::Counter> padded_tokens_;
   std::shared_ptr<metrics::Counter> real_tokens_;
-  std::shared_ptr<metrics::Histogram> forward_sizes_;
+  std::shared_ptr<metrics::Histogram> batch_sizes_;
 };
 
 }  // namespace inferd::scheduler

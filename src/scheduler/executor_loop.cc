@@ -126,10 +126,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
   if (entry.limit < watch_wake_) watch_cv_.Signal();
   const RunningBatches::Token token = running_.Begin(std::move(entry));
   mu_.Unlock();
-  Joined joined;
-  BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token, &joined);
-  metrics::Histogram* const sizes = hold->taken_batch_sizes();
-  if (!top_up && sizes) sizes->Observe(batch.items);
+  BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token);
   const TimePoint started = options_.clock->Now();
   RunOnExecutor(*hold, batch, now, top_up, GiveBackFor(*hold, token));
   const double seconds = std::chrono::duration<double>(options_.clock->Now() - started).count();
@@ -143,7 +140,6 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
     return false;
   }
   q->AssertLockedBy(&mu_);
-  if (top_up && !joined.observed && sizes) sizes->Observe(ended->items);
   q->EndRun(ended->items);
   q->Charge(seconds);
   Release(ended->bytes, ended->num_requests);
@@ -156,12 +152,12 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
 // unless another executor that may run the model is idle (it takes them
 // instead: batching never leaves a core idle). Null for other batches.
 BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
-                                             RunningBatches::Token token, Joined* joined) {
+                                             RunningBatches::Token token) {
   if (!q.spec().hooks.preprocess || batch.requests.empty() ||
       batch.requests.front().request.raw.empty()) {
     return nullptr;
   }
-  return [this, &q, token, joined](int items) -> std::vector<QueuedRequest> {
+  return [this, &q, token](int items) -> std::vector<QueuedRequest> {
     MutexLock lock(&mu_);
     q.AssertLockedBy(&mu_);
     const int room = q.ShareCap() - items;
@@ -171,11 +167,7 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
     if (!stopping_ && room > 0 && !q.empty() && std::min(idle_, slots) <= 0) {
       more = q.TakeMore(room, now);
     }
-    if (more.empty()) {  // the batch is formed: its size is known before its answers go
-      joined->observed = true;
-      if (metrics::Histogram* sizes = q.taken_batch_sizes()) sizes->Observe(items);
-      return more;
-    }
+    if (more.empty()) return more;  // the batch is formed
     for (auto& m : more) {
       m.joined = now;
       q.Join(m.items);

@@ -148,15 +148,9 @@ class ModelQueue {
   void set_metrics(const Metrics& m) {
     metrics_ = m;
     runner_.set_token_counters(m.padded_tokens, m.real_tokens);
-    if (runner_.length_input() >= 0) runner_.set_forward_sizes(m.batch_size);
+    runner_.set_batch_sizes(m.batch_size);
   }
   const Metrics& metrics() const { return metrics_; }
-  // Where the scheduler counts a batch's items as it takes it: batch_size,
-  // or null for a model cut by length, whose runner counts each forward
-  // (a batch it cuts may give groups back, to be taken again).
-  metrics::Histogram* taken_batch_sizes() const {
-    return runner_.length_input() >= 0 ? nullptr : metrics_.batch_size.get();
-  }
   // Sets the queue-depth gauge to size().
   void PublishDepth() const REQUIRES(mu_);
 

@@ -69,16 +69,11 @@ class Scheduler::Impl {
   // the watchdog gave the batch up meanwhile: this thread must then leave,
   // touching nothing (another thread has its slot).
   bool RunBatch(int id, int tid, ModelQueue* q, TimePoint now) REQUIRES(mu_);
-  // What joined a running batch (TopUpFor).
-  struct Joined {
-    bool observed = false;  // the batch's size went to inferd_batch_size
-  };
   // For a batch of raw requests of a model with pre-processing: requests
   // queued while it is pre-processed join it, up to the queue's ShareCap(),
   // unless another executor that may run the model is idle (it takes them
   // instead: batching never leaves a core idle). Null for other batches.
-  BatchRunner::TopUp TopUpFor(ModelQueue& q, const Batch& batch, RunningBatches::Token token,
-                              Joined* joined);
+  BatchRunner::TopUp TopUpFor(ModelQueue& q, const Batch& batch, RunningBatches::Token token);
   // For a model whose batches are cut by length: takes back the groups its
   // runner will not run now (batch_runner.h) into the queue, unless the
   // scheduler is stopping, the model is being removed or the batch was

@@ -157,6 +157,22 @@ TEST_F(BatchRunnerTest, APreprocessHookThatThrowsFailsOnlyItsRequest) {
   EXPECT_EQ(Floats((*results_[3])->outputs[0].tensor), (std::vector<float>{5, 6}));
 }
 
+TEST_F(BatchRunnerTest, RecordsTheItemsOfEachForwardAndNothingElse) {
+  BatchRunner runner = MakeRunner(ParsingHooks());
+  auto sizes = std::make_shared<metrics::Histogram>(metrics::BatchSizeBuckets());
+  runner.set_batch_sizes(sizes);
+  AddRaw("1");
+  AddRaw("bad");
+  AddRaw("5");
+  runner.Run(batch_, TimePoint());
+  EXPECT_EQ(sizes->count(), 1u) << "one forward";
+  EXPECT_EQ(sizes->sum(), 2) << "of the two requests that pre-processing kept";
+  batch_.clear();
+  AddRaw("bad");
+  runner.Run(batch_, TimePoint());
+  EXPECT_EQ(sizes->count(), 1u) << "no forward, nothing recorded";
+}
+
 TEST_F(BatchRunnerTest, APostprocessHookOutOfMemoryAnswers500) {
   ModelHooks hooks = ParsingHooks();
   hooks.postprocess = [](InferenceResponse&) -> Status { throw std::bad_alloc(); };
