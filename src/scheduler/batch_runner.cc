@@ -268,15 +268,16 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
   }
   int batch_items = 0;
   for (int n : assembled->items) batch_items += n;
-  if (length_input_ >= 0 && padded_tokens_ && real_tokens_) {
+  const Metrics& metrics = options_.metrics;
+  if (length_input_ >= 0 && metrics.padded_tokens && metrics.real_tokens) {
     const auto input = static_cast<size_t>(length_input_);
     const Shape& batched = assembled->inputs[input].tensor.shape();
     int64_t real = 0;
     for (const auto& own : assembled->own_shapes) real += NumElements(own[input]);
-    padded_tokens_->Increment(static_cast<double>(NumElements(batched) - real));
-    real_tokens_->Increment(static_cast<double>(real));
+    metrics.padded_tokens->Increment(static_cast<double>(NumElements(batched) - real));
+    metrics.real_tokens->Increment(static_cast<double>(real));
   }
-  if (batch_sizes_) batch_sizes_->Observe(static_cast<double>(batch_items));
+  if (metrics.batch_sizes) metrics.batch_sizes->Observe(static_cast<double>(batch_items));
 
   *stage = "the model's forward()";
   const TimePoint compute_start = clock.Now();

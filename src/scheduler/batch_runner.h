@@ -1,7 +1,10 @@
 // BatchRunner: one model version's execution of a batch on an executor
 // thread, from queued requests to answers: pre-processing per request,
-// assembly, Model::Execute, split and post-processing. The scheduler only forms
-// batches (ModelQueue) and hands them to the model's runner.
+// assembly, Model::Execute, split and post-processing. The queue only forms
+// batches (model_queue.h); the scheduler hands each to the model's runner.
+// The runner sees no queue: requests reach a running batch, or go back to
+// the queue, only through the TopUp and GiveBack callbacks the scheduler
+// gives Run. It is the one recorder of inferd_batch_size (Metrics).
 //
 // Every request of a batch is answered exactly once, whatever happens. A
 // stage that fails answers the requests it concerns with its Status; a stage
@@ -33,7 +36,7 @@
 // executor was the p99 of mixed-length texts: docs/TEXT.md). Without one,
 // or when the queue refuses them, they run here in turn, shortest first.
 // The tokens computed (padding) and the real ones are counted in the token
-// counters when they are set.
+// counters (Metrics) when they are set.
 //
 // Thread-safety: Run may be called from several executor threads at once
 // (the model's Execute allows it); the pool and the length cost (its own
@@ -52,22 +55,33 @@
 #include "common/tensor_pool.h"
 #include "common/thread_annotations.h"
 #include "metrics/registry.h"
-#include "scheduler/inference_request.h"
+#include "scheduler/batch.h"
 #include "scheduler/length_buckets.h"
 #include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
 
-struct QueuedRequest;
-
 class BatchRunner {
  public:
+  // The runner's series of its model version; any may be null.
+  struct Metrics {
+    // Items per forward (inferd_batch_size). The runner is the one place
+    // that records it: once per call of the model, so that requests a
+    // batch gives back to the queue, or that join it while it is
+    // pre-processed, count once.
+    std::shared_ptr<metrics::Histogram> batch_sizes;
+    // Models cut by length: the padding tokens run and the real ones
+    // (padding waste = padded / real).
+    std::shared_ptr<metrics::Counter> padded_tokens;
+    std::shared_ptr<metrics::Counter> real_tokens;
+  };
   struct Options {
     std::string name;  // "model:version", in messages
     config::ModelConfig config;
     std::shared_ptr<backend::Model> model;
     ModelHooks hooks;
-    Clock* clock = Clock::Real();
+    Clock* clock = Clock::Real();  // times pre-processing and the forward
+    Metrics metrics;
   };
   explicit BatchRunner(Options options);
 
@@ -97,21 +111,6 @@ class BatchRunner {
   // Whether batches are cut by length: the input that gives the length (a
   // variable dim and a pad_value), or -1.
   int length_input() const { return length_input_; }
-  // Counters of the padding tokens run and of the real ones; set once,
-  // before the runner is shared.
-  void set_token_counters(std::shared_ptr<metrics::Counter> padded,
-                          std::shared_ptr<metrics::Counter> real) {
-    padded_tokens_ = std::move(padded);
-    real_tokens_ = std::move(real);
-  }
-
-  // The histogram of items per forward (inferd_batch_size), set once,
-  // before the runner is shared. The runner is the one place that records
-  // it: once per call of the model, so that requests a batch gives back to
-  // the queue, or that join it while it is pre-processed, count once.
-  void set_batch_sizes(std::shared_ptr<metrics::Histogram> sizes) {
-    batch_sizes_ = std::move(sizes);
-  }
 
   const std::string& name() const { return options_.name; }
   // The batch input pool's counters (reuse, allocations), for tests.
@@ -145,9 +144,6 @@ class BatchRunner {
   const int length_input_;
   mutable Mutex cost_mu_;
   LengthCost length_cost_ GUARDED_BY(cost_mu_) = DefaultLengthCost();
-  std::shared_ptr<metrics::Counter> padded_tokens_;
-  std::shared_ptr<metrics::Counter> real_tokens_;
-  std::shared_ptr<metrics::Histogram> batch_sizes_;
 };
 
 }  // namespace inferd::scheduler

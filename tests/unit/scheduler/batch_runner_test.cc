@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "backend/fake/fake_backend.h"
-#include "scheduler/model_queue.h"
 #include "unit/scheduler/test_util.h"
 
 namespace inferd::scheduler {
@@ -61,12 +60,14 @@ class RecordingModel : public AddOneModel {
 
 class BatchRunnerTest : public ::testing::Test {
  protected:
-  BatchRunner MakeRunner(ModelHooks hooks, std::shared_ptr<backend::Model> model = nullptr) {
+  BatchRunner MakeRunner(ModelHooks hooks, std::shared_ptr<backend::Model> model = nullptr,
+                         BatchRunner::Metrics metrics = {}) {
     BatchRunner::Options o;
     o.name = "m:1";
     o.config = Config(8);
     o.model = model ? model : std::make_shared<backend::FakeModel>(o.config);
     o.hooks = std::move(hooks);
+    o.metrics = std::move(metrics);
     return BatchRunner(std::move(o));
   }
 
@@ -158,9 +159,8 @@ TEST_F(BatchRunnerTest, APreprocessHookThatThrowsFailsOnlyItsRequest) {
 }
 
 TEST_F(BatchRunnerTest, RecordsTheItemsOfEachForwardAndNothingElse) {
-  BatchRunner runner = MakeRunner(ParsingHooks());
   auto sizes = std::make_shared<metrics::Histogram>(metrics::BatchSizeBuckets());
-  runner.set_batch_sizes(sizes);
+  BatchRunner runner = MakeRunner(ParsingHooks(), nullptr, {sizes, nullptr, nullptr});
   AddRaw("1");
   AddRaw("bad");
   AddRaw("5");

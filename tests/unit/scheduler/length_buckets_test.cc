@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "scheduler/batch_runner.h"
-#include "scheduler/model_queue.h"
 #include "unit/scheduler/test_util.h"
 
 namespace inferd::scheduler {
@@ -130,11 +129,12 @@ TEST(BatchRunnerByLengthTest, CutsTheBatchByLengthAndAnswersEveryRequestItsOwnRo
   o.name = "m:1";
   o.config = c;
   o.model = model;
-  BatchRunner runner(std::move(o));
-  ASSERT_EQ(runner.length_input(), 0);
   auto padded = std::make_shared<metrics::Counter>();
   auto real = std::make_shared<metrics::Counter>();
-  runner.set_token_counters(padded, real);
+  o.metrics.padded_tokens = padded;
+  o.metrics.real_tokens = real;
+  BatchRunner runner(std::move(o));
+  ASSERT_EQ(runner.length_input(), 0);
 
   const std::vector<int64_t> lengths = {2, 40, 3, 2};
   std::vector<QueuedRequest> batch;
