@@ -6,7 +6,7 @@
 
 #include "memory/allocator.h"
 #include "repository/model_store.h"
-#include "scheduler/batch_runner.h"
+#include "scheduler/batch_calibrator.h"
 
 namespace inferd::profile {
 namespace {
@@ -58,18 +58,18 @@ StatusOr<StoreCalibration> CalibrateStoreModel(backend::Backend& backend,
   });
   if (!loaded.ok()) return Named(config.name, loaded.status().message());
 
-  scheduler::BatchRunner::Options runner;
-  runner.name = config.name + ":" + std::to_string(result.version);
-  runner.config = config;
-  runner.model = std::move(loaded).value();
-  result.precision = runner.model->execution_report().precision;
+  scheduler::BatchCalibrator::Options calibrator;
+  calibrator.name = config.name + ":" + std::to_string(result.version);
+  calibrator.config = config;
+  calibrator.model = std::move(loaded).value();
+  result.precision = calibrator.model->execution_report().precision;
   scheduler::CalibrationOptions o = options;
   if (!o.timer) o.timer = scheduler::ExecutorTimer(executor.threads);
   OnFreshThread([&] {
     backend.InitExecutorThread(executor.cores, executor.threads);
-    // As the scheduler's calibration task: the runner's table, its clock named.
+    // As the scheduler's calibration task: the calibrator's table, its clock named.
     try {
-      result.calibration = scheduler::BatchRunner(runner).Calibrate(o);
+      result.calibration = scheduler::BatchCalibrator(calibrator).Calibrate(o);
       if (result.calibration.calibrated) {
         result.calibration.note += ", " + scheduler::ExecutorClockName(executor.threads);
       }
@@ -78,7 +78,7 @@ StatusOr<StoreCalibration> CalibrateStoreModel(backend::Backend& backend,
       result.calibration.note = "not calibrated: it threw";
     }
   });
-  runner.model.reset();
+  calibrator.model.reset();
   memory::ReleaseFreeMemory();
   return result;
 }

@@ -7,8 +7,8 @@
 // repository's load threads), so the backend's load-time warm-up and variant
 // trials run as in the server. Then a fresh thread set up as the model's
 // executor (InitExecutorThread(cores, threads) with the executor the core
-// plan gives it) runs scheduler::BatchRunner::Calibrate, the scheduler's own
-// code: two warm-up calls per size, the ladder 1, 2, 4, ... max_batch_size
+// plan gives it) runs scheduler::BatchCalibrator::Calibrate, the scheduler's
+// own code: two warm-up calls per size, the ladder 1, 2, 4, ... max_batch_size
 // within CalibrationBudget, timed rounds keeping each size's fastest call,
 // ChooseBatchSizes; the clock the scheduler picks for that executor
 // (ExecutorTimer: thread CPU time for one thread, else wall time).

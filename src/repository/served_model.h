@@ -46,7 +46,7 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
     int64_t version = 0;
     std::string dir;  // DIR/<model>
     std::shared_ptr<backend::Model> model;
-    std::shared_ptr<scheduler::ModelQueue> queue;
+    std::shared_ptr<scheduler::ScheduledModel> queue;  // the version's place in the scheduler
     scheduler::Scheduler* scheduler = nullptr;
     Footprint footprint;
     // Receives the queue's calibration when the version retires, for the

@@ -1,5 +1,5 @@
 // BatchCalibration: which batch sizes pay for a model on this machine,
-// measured once at load on an executor (BatchRunner::Calibrate) and used by
+// measured once at load on an executor (BatchCalibrator) and used by
 // the model's queue to form batches.
 //
 // A batch is worth forming only when it costs less per item than smaller

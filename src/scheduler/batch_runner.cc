@@ -3,34 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <optional>
 
+#include "scheduler/batch.h"
 #include "scheduler/batch_assembly.h"
-#include "scheduler/model_queue.h"
+#include "scheduler/internal/describe_exception.h"
 
 namespace inferd::scheduler {
-namespace {
-
-// What an exception in flight says about itself, without throwing again.
-std::string Describe(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::bad_alloc&) {
-    return "out of memory (std::bad_alloc)";
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "an exception that is not a std::exception";
-  }
-}
-
-}  // namespace
 
 // One request of the batch on its way through the stages; pending[i] is
 // requests[i] (an index, not a pointer: top-ups grow `requests`).
@@ -48,7 +30,7 @@ void Answer(QueuedRequest& queued, bool* answered, StatusOr<InferenceResponse> r
     // The completion belongs to the front end; a throw there must not
     // answer this request a second time or end the executor.
     spdlog::error("request '{}': its completion threw: {}", queued.request.id,
-                  Describe(std::current_exception()));
+                  internal::DescribeException(std::current_exception()));
   }
 }
 
@@ -109,22 +91,6 @@ class BatchRunner::Rows {
   int used_ = 0;
 };
 
-namespace {
-
-// The first input of a variable dim with a pad_value (not BYTES), or -1.
-int LengthInput(const config::ModelConfig& config) {
-  for (size_t i = 0; i < config.inputs.size(); ++i) {
-    const config::TensorSpec& spec = config.inputs[i];
-    if (!spec.pad_value || spec.dtype == DataType::kBytes) continue;
-    if (std::find(spec.dims.begin(), spec.dims.end(), -1) != spec.dims.end()) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
-}  // namespace
-
 BatchRunner::BatchRunner(Options options)
     : options_(std::move(options)),
       row_bytes_(options_.hooks.preprocess_into ? FixedRowBytes(options_.config) : 0),
@@ -138,7 +104,7 @@ void BatchRunner::Run(std::vector<QueuedRequest>& requests, TimePoint start, con
     RunStages(requests, pending, start, top_up, give_back, &stage);
     return;
   } catch (...) {
-    const std::string what = Describe(std::current_exception());
+    const std::string what = internal::DescribeException(std::current_exception());
     spdlog::error("model '{}': {} threw: {}", options_.name, stage, what);
     Status failed = Internal("model '" + options_.name + "': " + stage + " threw: " + what);
     for (size_t i = 0; i < requests.size(); ++i) {
@@ -185,7 +151,7 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
                                    })
                     : options_.hooks.preprocess(request);
         } catch (...) {
-          const std::string what = Describe(std::current_exception());
+          const std::string what = internal::DescribeException(std::current_exception());
           spdlog::error("{}: pre-processing threw: {}", model, what);
           st = Internal(model + ": pre-processing threw: " + what);
         }
@@ -302,15 +268,16 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
   }
   int batch_items = 0;
   for (int n : assembled->items) batch_items += n;
-  if (length_input_ >= 0 && padded_tokens_ && real_tokens_) {
+  const Metrics& metrics = options_.metrics;
+  if (length_input_ >= 0 && metrics.padded_tokens && metrics.real_tokens) {
     const auto input = static_cast<size_t>(length_input_);
     const Shape& batched = assembled->inputs[input].tensor.shape();
     int64_t real = 0;
     for (const auto& own : assembled->own_shapes) real += NumElements(own[input]);
-    padded_tokens_->Increment(static_cast<double>(NumElements(batched) - real));
-    real_tokens_->Increment(static_cast<double>(real));
+    metrics.padded_tokens->Increment(static_cast<double>(NumElements(batched) - real));
+    metrics.real_tokens->Increment(static_cast<double>(real));
   }
-  if (forward_sizes_) forward_sizes_->Observe(static_cast<double>(batch_items));
+  if (metrics.batch_sizes) metrics.batch_sizes->Observe(static_cast<double>(batch_items));
 
   *stage = "the model's forward()";
   const TimePoint compute_start = clock.Now();
@@ -347,7 +314,7 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
       try {
         st = options_.hooks.postprocess(response);
       } catch (...) {
-        const std::string what = Describe(std::current_exception());
+        const std::string what = internal::DescribeException(std::current_exception());
         spdlog::error("{}: post-processing threw: {}", model, what);
         st = Internal(model + ": post-processing threw: " + what);
       }
@@ -358,212 +325,6 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
     }
     answer(i, std::move(response));
   }
-}
-
-namespace {
-
-// One forward's cost in ms by `timer`, or -1 with `failure` set when the
-// model failed or threw.
-double TimeForward(backend::Model& model, const CallTimer& timer,
-                   const std::vector<NamedTensor>& inputs, std::string* failure) {
-  Status status;
-  const double ms = timer([&] {
-    try {
-      status = model.Execute(inputs).status();
-    } catch (...) {
-      status = Internal(Describe(std::current_exception()));
-    }
-  });
-  if (status.ok()) return ms;
-  *failure = status.message();
-  return -1;
-}
-
-// Zero inputs of `batch` items in config order; empty when an input has
-// variable dims or is BYTES (no representative input can be made).
-std::vector<NamedTensor> ZeroInputs(const config::ModelConfig& config, int batch) {
-  std::vector<NamedTensor> inputs;
-  for (const config::TensorSpec& spec : config.inputs) {
-    if (spec.dtype == DataType::kBytes) return {};
-    Shape shape{batch};
-    for (int64_t d : spec.dims) {
-      if (d < 0) return {};
-      shape.push_back(d);
-    }
-    inputs.push_back({spec.name, Tensor::Allocate(spec.dtype, std::move(shape))});
-  }
-  return inputs;
-}
-
-}  // namespace
-
-BatchCalibration BatchRunner::Calibrate(const CalibrationOptions& options) const {
-  const config::ModelConfig& config = options_.config;
-  BatchCalibration c;
-  if (config.max_batch_size <= 1) {
-    c.note = "max_batch_size 1: nothing to calibrate";
-    return c;
-  }
-  if (!config.dynamic_batching.calibrate) {
-    c.note = "calibrate: false in config.yaml";
-    return c;
-  }
-  if (length_input_ >= 0) return CalibrateLengths(options);
-  if (ZeroInputs(config, 1).empty()) {
-    c.note = "not calibrated: an input has variable dims or is BYTES";
-    return c;
-  }
-  const auto wall0 = std::chrono::steady_clock::now();
-  auto elapsed_s = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  };
-  // One call's cost in ms, or a negative value when the model failed.
-  std::string failure;
-  auto time_call = [&](const std::vector<NamedTensor>& inputs) {
-    return TimeForward(*options_.model, options.timer, inputs, &failure);
-  };
-
-  // Warm each size twice (the graph executor profiles a new shape, oneDNN
-  // makes its kernels, the allocator grows), growing the ladder while two
-  // warm and two timed calls per size fit the budget, which batch 1's cost
-  // scales (CalibrationBudget).
-  std::vector<std::vector<NamedTensor>> inputs;
-  double ms_per_item_b1 = 0;
-  double budget_s = options.budget_s;
-  const auto max_batch_ms = static_cast<double>(config.dynamic_batching.max_batch_latency_ms);
-  for (int batch : CalibrationLadder(config.max_batch_size)) {
-    if (batch > 1 && elapsed_s() + 4 * ms_per_item_b1 * batch / 1e3 > budget_s) {
-      c.note += "ladder stopped before batch " + std::to_string(batch) + "; ";
-      break;
-    }
-    if (!WorthMeasuring(batch, ms_per_item_b1, max_batch_ms)) {
-      c.note += "not measured from batch " + std::to_string(batch) +
-                ": it would take over max_batch_latency_ms (" +
-                std::to_string(config.dynamic_batching.max_batch_latency_ms) +
-                ") even at half of batch 1's cost per item; ";
-      break;
-    }
-    inputs.push_back(ZeroInputs(config, batch));
-    double ms = 0;
-    for (int k = 0; k < 2 && ms >= 0; ++k) ms = time_call(inputs.back());
-    if (ms < 0) {
-      BatchCalibration failed;
-      failed.note = "not calibrated: the model failed on zero inputs of batch " +
-                    std::to_string(batch) + ": " + failure;
-      return failed;
-    }
-    if (batch == 1) {
-      ms_per_item_b1 = ms;
-      budget_s = CalibrationBudget(options, config.max_batch_size, ms, elapsed_s());
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "budget %.2f s%s from batch 1's %.2f ms; ", budget_s,
-                    budget_s >= options.max_budget_s ? " (the cap)" : "", ms);
-      c.note = buf;
-    }
-    c.sizes.push_back({batch, INFINITY, 0, false});
-  }
-  // Timed rounds over the sizes, interleaved, so that a burst of load hits
-  // every size alike; each size keeps its fastest call.
-  int rounds = 0;
-  for (; rounds < options.max_rounds; ++rounds) {
-    if (rounds >= 2 && elapsed_s() > budget_s) break;
-    for (size_t i = 0; i < c.sizes.size(); ++i) {
-      const double ms = time_call(inputs[i]);
-      if (ms < 0) {
-        BatchCalibration failed;
-        failed.note = "not calibrated: the model failed: " + failure;
-        return failed;
-      }
-      c.sizes[i].latency_ms = std::min(c.sizes[i].latency_ms, ms);
-    }
-  }
-  ChooseBatchSizes(options.min_gain, max_batch_ms, &c);
-  c.calibrated = true;
-  c.seconds = elapsed_s();
-  c.note += std::to_string(rounds) + " timed rounds";
-  return c;
-}
-
-namespace {
-
-// Inputs of `batch` items whose variable dims are `length`, every element 1
-// (a text model's real tokens: id 1, mask 1); empty for BYTES inputs.
-std::vector<NamedTensor> OnesInputs(const config::ModelConfig& config, int batch, int64_t length) {
-  std::vector<NamedTensor> inputs;
-  for (const config::TensorSpec& spec : config.inputs) {
-    if (spec.dtype == DataType::kBytes) return {};
-    Shape shape{batch};
-    for (int64_t d : spec.dims) shape.push_back(d < 0 ? length : d);
-    Tensor t = Tensor::AllocateUninitialized(spec.dtype, shape);
-    const size_t elem = DataTypeSize(spec.dtype);
-    std::vector<std::byte> one(elem);
-    switch (spec.dtype) {
-      case DataType::kFp32: { float v = 1; std::memcpy(one.data(), &v, elem); break; }
-      case DataType::kFp64: { double v = 1; std::memcpy(one.data(), &v, elem); break; }
-      case DataType::kBf16: { uint16_t v = 0x3f80; std::memcpy(one.data(), &v, elem); break; }
-      case DataType::kFp16: { uint16_t v = 0x3c00; std::memcpy(one.data(), &v, elem); break; }
-      default: one[0] = std::byte{1}; break;  // integers and BOOL, little-endian
-    }
-    for (int64_t e = 0; e < t.num_elements(); ++e) {
-      std::memcpy(t.mutable_data() + static_cast<size_t>(e) * elem, one.data(), elem);
-    }
-    inputs.push_back({spec.name, std::move(t)});
-  }
-  return inputs;
-}
-
-}  // namespace
-
-BatchCalibration BatchRunner::CalibrateLengths(const CalibrationOptions& options) const {
-  const config::ModelConfig& config = options_.config;
-  BatchCalibration c;
-  const int64_t longest = config.preprocess.kind == config::PreprocessKind::kText ? config.preprocess.max_length : 128;
-  std::vector<int64_t> lengths;
-  for (int64_t l : {int64_t{16}, int64_t{64}, longest}) {
-    l = std::min(l, longest);
-    if (lengths.empty() || l > lengths.back()) lengths.push_back(l);
-  }
-  std::vector<int> batches = {1};
-  if (config.max_batch_size > 1) batches.push_back(std::min(4, config.max_batch_size));
-  const auto wall0 = std::chrono::steady_clock::now();
-  auto elapsed_s = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  };
-  // Each shape is warmed by one call (the graph executor profiles it) and
-  // timed by the next; later rounds, while the budget lasts, keep the
-  // fastest call of each shape.
-  std::string failure;
-  auto timed = [&](const std::vector<NamedTensor>& inputs) {
-    return TimeForward(*options_.model, options.timer, inputs, &failure);
-  };
-  for (int round = 0; round < 3 && (round == 0 || elapsed_s() < options.budget_s); ++round) {
-    size_t k = 0;
-    for (int64_t length : lengths) {
-      for (int batch : batches) {
-        const std::vector<NamedTensor> inputs = OnesInputs(config, batch, length);
-        double ms = round == 0 ? timed(inputs) : 0;
-        if (ms >= 0) ms = timed(inputs);
-        if (ms < 0) {
-          BatchCalibration failed;
-          failed.note = "not calibrated: the model failed on " + std::to_string(batch) + " x " +
-                        std::to_string(length) + " tokens: " + failure;
-          return failed;
-        }
-        if (round == 0) {
-          c.length_points.push_back({batch, length, ms});
-        } else {
-          c.length_points[k].ms = std::min(c.length_points[k].ms, ms);
-        }
-        ++k;
-      }
-    }
-  }
-  c.length_cost = FitLengthCost(c.length_points);
-  c.by_length = true;
-  c.seconds = elapsed_s();
-  c.note = "batches cut by length: " + c.length_cost.ToString() + ", fitted to " +
-           std::to_string(c.length_points.size()) + " measured shapes (batch sizes not calibrated)";
-  return c;
 }
 
 }  // namespace inferd::scheduler

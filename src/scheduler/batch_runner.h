@@ -1,7 +1,10 @@
 // BatchRunner: one model version's execution of a batch on an executor
 // thread, from queued requests to answers: pre-processing per request,
-// assembly, Model::Execute, split and post-processing. The scheduler only forms
-// batches (ModelQueue) and hands them to the model's runner.
+// assembly, Model::Execute, split and post-processing. The queue only forms
+// batches (model_queue.h); the scheduler hands each to the model's runner.
+// The runner sees no queue: requests reach a running batch, or go back to
+// the queue, only through the TopUp and GiveBack callbacks the scheduler
+// gives Run. It is the one recorder of inferd_batch_size (Metrics).
 //
 // Every request of a batch is answered exactly once, whatever happens. A
 // stage that fails answers the requests it concerns with its Status; a stage
@@ -9,9 +12,6 @@
 // them kInternal, with a message naming the model and the stage ("model
 // 'm:1': pre-processing threw: ..."), and Run returns normally: the executor
 // thread lives on.
-//
-// Calibration has its home here too: Calibrate measures the model's batch
-// sizes on the executor thread that calls it.
 //
 // Buffers: the batched inputs that assembly makes (one per input of a batch
 // of several requests) take their bytes from the runner's TensorPool, so the
@@ -36,11 +36,11 @@
 // executor was the p99 of mixed-length texts: docs/TEXT.md). Without one,
 // or when the queue refuses them, they run here in turn, shortest first.
 // The tokens computed (padding) and the real ones are counted in the token
-// counters when they are set.
+// counters (Metrics) when they are set.
 //
-// Thread-safety: Run and Calibrate may be called from several executor
-// threads at once (the model's Execute allows it); the pool and the length
-// cost (its own mutex) are the runner's mutable state, both thread-safe.
+// Thread-safety: Run may be called from several executor threads at once
+// (the model's Execute allows it); the pool and the length cost (its own
+// mutex) are the runner's mutable state, both thread-safe.
 // Ownership: the runner shares the model and hooks; the batch's requests are
 // owned by Run until each is answered.
 #pragma once
@@ -55,23 +55,33 @@
 #include "common/tensor_pool.h"
 #include "common/thread_annotations.h"
 #include "metrics/registry.h"
-#include "scheduler/batch_calibration.h"
-#include "scheduler/inference_request.h"
+#include "scheduler/batch.h"
 #include "scheduler/length_buckets.h"
 #include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
 
-struct QueuedRequest;
-
 class BatchRunner {
  public:
+  // The runner's series of its model version; any may be null.
+  struct Metrics {
+    // Items per forward (inferd_batch_size). The runner is the one place
+    // that records it: once per call of the model, so that requests a
+    // batch gives back to the queue, or that join it while it is
+    // pre-processed, count once.
+    std::shared_ptr<metrics::Histogram> batch_sizes;
+    // Models cut by length: the padding tokens run and the real ones
+    // (padding waste = padded / real).
+    std::shared_ptr<metrics::Counter> padded_tokens;
+    std::shared_ptr<metrics::Counter> real_tokens;
+  };
   struct Options {
     std::string name;  // "model:version", in messages
     config::ModelConfig config;
     std::shared_ptr<backend::Model> model;
     ModelHooks hooks;
-    Clock* clock = Clock::Real();
+    Clock* clock = Clock::Real();  // times pre-processing and the forward
+    Metrics metrics;
   };
   explicit BatchRunner(Options options);
 
@@ -95,37 +105,12 @@ class BatchRunner {
   void Run(std::vector<QueuedRequest>& requests, TimePoint start, const TopUp& top_up = nullptr,
            const GiveBack& give_back = nullptr);
 
-  // Measures the model's cost per batch size on the calling executor thread
-  // (zero inputs, the model alone) and chooses the sizes worth forming; see
-  // batch_calibration.h. Blocks for up to about CalibrationBudget (options.budget_s to
-  // options.max_budget_s, scaled from batch 1's cost). Returns an
-  // uncalibrated result with a note when the model cannot be measured
-  // (max_batch_size 1, `calibrate: false`, variable or BYTES inputs, a model
-  // that fails on zeros). Calls are timed with options.timer (it must be set).
-  // A model of variable lengths (see above) is measured on a grid of batch
-  // sizes and lengths instead: the result carries the fitted length_cost
-  // (by_length) and stays uncalibrated in batch sizes.
-  BatchCalibration Calibrate(const CalibrationOptions& options) const;
-
   // The cost model that cuts batches by length (from the calibration).
   void set_length_cost(const LengthCost& cost) EXCLUDES(cost_mu_);
   LengthCost length_cost() const EXCLUDES(cost_mu_);
   // Whether batches are cut by length: the input that gives the length (a
   // variable dim and a pad_value), or -1.
   int length_input() const { return length_input_; }
-  // Counters of the padding tokens run and of the real ones; set once,
-  // before the runner is shared.
-  void set_token_counters(std::shared_ptr<metrics::Counter> padded,
-                          std::shared_ptr<metrics::Counter> real) {
-    padded_tokens_ = std::move(padded);
-    real_tokens_ = std::move(real);
-  }
-
-  // For a model cut by length: the histogram of items per forward, set
-  // once, before the runner is shared.
-  void set_forward_sizes(std::shared_ptr<metrics::Histogram> sizes) {
-    forward_sizes_ = std::move(sizes);
-  }
 
   const std::string& name() const { return options_.name; }
   // The batch input pool's counters (reuse, allocations), for tests.
@@ -150,7 +135,6 @@ class BatchRunner {
   // `live` cut by length (one group when the model's batches are not).
   std::vector<std::vector<size_t>> Groups(const std::vector<QueuedRequest>& requests,
                                           const std::vector<size_t>& live) const;
-  BatchCalibration CalibrateLengths(const CalibrationOptions& options) const;
 
   const Options options_;
   // Bytes of one item of the model's single input when pre-processing can
@@ -160,9 +144,6 @@ class BatchRunner {
   const int length_input_;
   mutable Mutex cost_mu_;
   LengthCost length_cost_ GUARDED_BY(cost_mu_) = DefaultLengthCost();
-  std::shared_ptr<metrics::Counter> padded_tokens_;
-  std::shared_ptr<metrics::Counter> real_tokens_;
-  std::shared_ptr<metrics::Histogram> forward_sizes_;
 };
 
 }  // namespace inferd::scheduler

@@ -7,9 +7,44 @@
 #include <future>
 
 #include "scheduler/calibration_report.h"
-#include "scheduler/model_queue.h"
+#include "scheduler/internal/scheduled_model.h"
 
 namespace inferd::scheduler {
+namespace {
+
+// A task that measures `m`'s batch sizes on an executor that may run it
+// (`executors` gives each one's thread count, for its timer) and hands the
+// result to `done` there, or an uncalibrated result with the reason when the
+// server stops first (cancel).
+std::shared_ptr<ExecutorTask> CalibrationTask(std::shared_ptr<ScheduledModel> m,
+                                              const CalibrationOptions& options,
+                                              const std::vector<ExecutorSpec>& executors,
+                                              std::function<void(BatchCalibration)> done) {
+  auto task = std::make_shared<ExecutorTask>();
+  task->executors = m->spec().executor_ids;
+  task->run = [m, options, executors, done](int executor) {
+    CalibrationOptions o = options;
+    const int threads = executors[static_cast<size_t>(executor)].num_threads;
+    if (!o.timer) o.timer = ExecutorTimer(threads);
+    BatchCalibration c;
+    try {
+      c = m->calibrator().Calibrate(o);
+      if (c.calibrated) c.note += ", " + ExecutorClockName(threads);
+    } catch (...) {
+      c = BatchCalibration();
+      c.note = "not calibrated: it threw";
+    }
+    done(std::move(c));
+  };
+  task->cancel = [done] {
+    BatchCalibration none;
+    none.note = "not calibrated: the server stopped first";
+    done(std::move(none));
+  };
+  return task;
+}
+
+}  // namespace
 
 CalibrationTasks::CalibrationTasks(Mutex* mu, CondVar* cv, Options options)
     : mu_(mu), cv_(cv), options_(std::move(options)) {}
@@ -20,44 +55,46 @@ bool CalibrationTasks::WouldCalibrate(const config::ModelConfig& config) const {
   return options_.calibrate && config.max_batch_size > 1 && config.dynamic_batching.calibrate;
 }
 
-void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ModelQueue>& q) {
-  if (q->spec().known_calibration) {
-    BatchCalibration known = *q->spec().known_calibration;
+void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) {
+  if (m->spec().known_calibration) {
+    BatchCalibration known = *m->spec().known_calibration;
     known.seconds = 0;  // nothing measured at this load
-    Publish(*q, std::move(known), "measured at an earlier load of this file");
+    Publish(*m, std::move(known), "measured at an earlier load of this file");
     return;
   }
-  if (q->spec().defer_calibration && WouldCalibrate(q->config())) {
+  if (m->spec().defer_calibration && WouldCalibrate(m->config())) {
     BatchCalibration none;
     none.note = "deferred: measured once the model's requests queue";
-    Publish(*q, std::move(none), "");
+    Publish(*m, std::move(none), "");
     MutexLock lock(mu_);
-    q->AssertLockedBy(mu_);
-    q->set_calibration_deferred(true);
+    m->AssertLockedBy(mu_);
+    m->set_calibration_deferred(true);
     return;
   }
   BatchCalibration result;
   if (!options_.calibrate) {
     result.note = "calibration is off for this server";
-  } else if (WouldCalibrate(q->config())) {
+  } else if (WouldCalibrate(m->config())) {
     // Blocks the loading thread until an executor has measured the model.
     auto promise = std::make_shared<std::promise<BatchCalibration>>();
-    Post(CalibrationTask(q, options_.calibration, options_.executors,
+    Post(CalibrationTask(m, options_.calibration, options_.executors,
                          [promise](BatchCalibration c) { promise->set_value(std::move(c)); }));
     result = promise->get_future().get();
   } else {
-    result = q->runner().Calibrate(options_.calibration);  // only explains why not
+    result = m->calibrator().Calibrate(options_.calibration);  // only explains why not
   }
-  Publish(*q, std::move(result), "");
+  Publish(*m, std::move(result), "");
 }
 
-void CalibrationTasks::MaybeStartDeferred(const std::shared_ptr<ModelQueue>& q, int items) {
-  q->AssertLockedBy(mu_);
-  if (!q->calibration_deferred() || stopping_ || (items <= 1 && q->empty())) return;
-  q->set_calibration_deferred(false);
-  spdlog::info("model '{}': requests queue; calibrating its batch sizes", q->spec().name);
-  auto publish = [this, q](BatchCalibration c) { Publish(*q, std::move(c), ""); };
-  tasks_.push_back(CalibrationTask(q, options_.calibration, options_.executors, publish));
+void CalibrationTasks::MaybeStartDeferred(const std::shared_ptr<ScheduledModel>& m, int items) {
+  m->AssertLockedBy(mu_);
+  ModelQueue& q = m->queue();
+  q.AssertLockedBy(mu_);
+  if (!m->calibration_deferred() || stopping_ || (items <= 1 && q.empty())) return;
+  m->set_calibration_deferred(false);
+  spdlog::info("model '{}': requests queue; calibrating its batch sizes", m->spec().name);
+  auto publish = [this, m](BatchCalibration c) { Publish(*m, std::move(c), ""); };
+  tasks_.push_back(CalibrationTask(m, options_.calibration, options_.executors, publish));
   cv_->SignalAll();
 }
 
@@ -101,13 +138,15 @@ void CalibrationTasks::Post(std::shared_ptr<ExecutorTask> task) {
   cv_->SignalAll();
 }
 
-// Logs the table, exports it and hands it to the queue. `origin` says where
+// Logs the table, exports it and hands it to the model. `origin` says where
 // a calibration not measured now came from.
-void CalibrationTasks::Publish(ModelQueue& q, BatchCalibration result, const std::string& origin) {
-  LogCalibration(q.spec().name, result, origin);
+void CalibrationTasks::Publish(ScheduledModel& m, BatchCalibration result,
+                               const std::string& origin) {
+  LogCalibration(m.spec().name, result, origin);
   bool removed = false;
   {
     MutexLock lock(mu_);
+    ModelQueue& q = m.queue();
     q.AssertLockedBy(mu_);
     removed = q.removed();
   }
@@ -116,12 +155,12 @@ void CalibrationTasks::Publish(ModelQueue& q, BatchCalibration result, const std
   // would come back for a model no longer in memory.
   if (options_.metrics && !removed) {
     ExportCalibration(*options_.metrics,
-                      {{"model", q.config().name}, {"version", q.spec().version}},
-                      q.config().max_batch_size, result);
+                      {{"model", m.config().name}, {"version", m.spec().version}},
+                      m.config().max_batch_size, result);
   }
   MutexLock lock(mu_);
-  q.AssertLockedBy(mu_);
-  q.SetCalibration(std::move(result));
+  m.AssertLockedBy(mu_);
+  m.SetCalibration(std::move(result));
 }
 
 }  // namespace inferd::scheduler

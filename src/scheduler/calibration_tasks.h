@@ -1,10 +1,13 @@
-// CalibrationTasks: measuring a model's batch sizes on an executor
-// (batch_calibration.h), as work the executors take before batches.
+// CalibrationTasks: measuring a model's batch sizes on an executor with its
+// BatchCalibrator (batch_calibrator.h), as work the executors take before
+// batches.
 //
 // At AddModel a model is calibrated at once (the loading thread blocks until
 // an executor has measured it), adopts a calibration measured at an earlier
 // load, or defers it until its requests queue (ModelSpec::defer_calibration);
-// the result is logged, exported and handed to the queue (Publish).
+// the result is logged, exported and handed to the model (Publish:
+// ScheduledModel::SetCalibration gives the queue its sizes and the runner
+// its length cost).
 //
 // Thread-safety: the scheduler's mutex (given at construction) guards the
 // task list; methods marked REQUIRES(mu_) are called with it held, the others
@@ -24,7 +27,7 @@
 
 namespace inferd::scheduler {
 
-class ModelQueue;
+class ScheduledModel;
 
 class CalibrationTasks {
  public:
@@ -40,12 +43,12 @@ class CalibrationTasks {
   // construction.
   void AssertLockedBy(Mutex* held) const REQUIRES(held) ASSERT_CAPABILITY(mu_);
 
-  // Calibrates a queue just made, before it is shared (see the top). Called
+  // Calibrates a model just added, before it is shared (see the top). Called
   // without the lock, from a loading thread, never an executor.
-  void CalibrateAtAdd(const std::shared_ptr<ModelQueue>& q);
-  // A batch of `q` with `items` items was just taken: the first time requests
+  void CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m);
+  // A batch of `m` with `items` items was just taken: the first time requests
   // of a model with a deferred calibration queue, it starts in the background.
-  void MaybeStartDeferred(const std::shared_ptr<ModelQueue>& q, int items) REQUIRES(mu_);
+  void MaybeStartDeferred(const std::shared_ptr<ScheduledModel>& m, int items) REQUIRES(mu_);
   // Runs one task that executor `executor` may run, unlocked; false when none.
   bool RunOne(int executor) REQUIRES(mu_);
   // Cancels every task queued, and all posted from now on (stopping).
@@ -54,7 +57,7 @@ class CalibrationTasks {
  private:
   bool WouldCalibrate(const config::ModelConfig& config) const;
   void Post(std::shared_ptr<ExecutorTask> task);
-  void Publish(ModelQueue& q, BatchCalibration result, const std::string& origin);
+  void Publish(ScheduledModel& m, BatchCalibration result, const std::string& origin);
 
   Mutex* const mu_;
   CondVar* const cv_;

@@ -1,6 +1,9 @@
 // The executors' side of Scheduler::Impl (internal/scheduler_impl.h): each
 // executor thread loops over expiry, tasks, picking a ready queue
-// (FairShare) and running its batch, with the watchdog told what runs.
+// (FairShare) and running its batch, with the watchdog told what runs. Here
+// the parts of a model meet: a batch taken from its queue is run by its
+// runner, with callbacks (TopUpFor, GiveBackFor) through which the running
+// batch reaches the queue again, under the scheduler's mutex.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -8,28 +11,30 @@
 #include <cstdio>
 
 #include "scheduler/fair_share.h"
+#include "scheduler/internal/scheduled_model.h"
 #include "scheduler/internal/scheduler_impl.h"
 #include "scheduler/model_queue.h"
 
 namespace inferd::scheduler {
 
-// The ready queue this executor serves next (FairShare::Pick), or null;
-// lowers `next_wake` to when a queue not ready yet will be.
-ModelQueue* Scheduler::Impl::PickReady(int executor, TimePoint now, TimePoint* next_wake) {
-  std::vector<ModelQueue*> ready;
+// The model whose ready queue this executor serves next (FairShare::Pick),
+// or null; lowers `next_wake` to when a queue not ready yet will be.
+ScheduledModel* Scheduler::Impl::PickReady(int executor, TimePoint now, TimePoint* next_wake) {
+  std::vector<ScheduledModel*> ready;
   std::vector<Contender> contenders;
-  for (auto& q : queues_) {
-    q->AssertLockedBy(&mu_);
-    if (q->empty()) continue;
-    *next_wake = std::min(*next_wake, q->EarliestDeadline());
-    if (!q->CanStartOn(executor)) continue;
-    auto when = q->ReadyTime(/*executors_idle=*/idle_ > 0);
+  for (auto& m : models_) {
+    const ModelQueue& q = m->queue();
+    q.AssertLockedBy(&mu_);
+    if (q.empty()) continue;
+    *next_wake = std::min(*next_wake, q.EarliestDeadline());
+    if (!q.CanStartOn(executor)) continue;
+    auto when = q.ReadyTime(/*executors_idle=*/idle_ > 0);
     if (*when > now) {
       *next_wake = std::min(*next_wake, *when);
       continue;
     }
-    ready.push_back(q.get());
-    contenders.push_back(q->AsContender());
+    ready.push_back(m.get());
+    contenders.push_back(q.AsContender());
   }
   const int pick = FairShare::Pick(contenders);
   return pick < 0 ? nullptr : ready[static_cast<size_t>(pick)];
@@ -39,13 +44,15 @@ ModelQueue* Scheduler::Impl::PickReady(int executor, TimePoint now, TimePoint* n
 // Returns with mu_ held; true when it answered any (it unlocked to do so).
 bool Scheduler::Impl::ExpireQueued(TimePoint now) {
   std::vector<QueuedRequest> expired, cancelled;
-  for (auto& q : queues_) {
-    q->AssertLockedBy(&mu_);
+  for (auto& m : models_) {
+    m->AssertLockedBy(&mu_);
+    ModelQueue& q = m->queue();
+    q.AssertLockedBy(&mu_);
     const size_t e0 = expired.size(), c0 = cancelled.size();
-    q->TakeExpired(now, &expired, &cancelled);
-    Count(q->metrics().deadline, expired.size() - e0);
-    Count(q->metrics().cancelled, cancelled.size() - c0);
-    if (expired.size() != e0 || cancelled.size() != c0) q->PublishDepth();
+    q.TakeExpired(now, &expired, &cancelled);
+    Count(m->metrics().deadline, expired.size() - e0);
+    Count(m->metrics().cancelled, cancelled.size() - c0);
+    if (expired.size() != e0 || cancelled.size() != c0) m->PublishDepth();
   }
   if (expired.empty() && cancelled.empty()) return false;
   mu_.Unlock();
@@ -83,41 +90,43 @@ void Scheduler::Impl::ExecutorLoop(int id, uint64_t generation) {
     tasks_.AssertLockedBy(&mu_);
     if (tasks_.RunOne(id)) continue;  // unlocks while the task runs
     TimePoint wake = TimePoint::max();
-    ModelQueue* q = PickReady(id, now, &wake);
-    if (!q) {
+    ScheduledModel* m = PickReady(id, now, &wake);
+    if (!m) {
       PruneRemoved();
       ++idle_;
       options_.clock->WaitUntil(&cv_, &mu_, wake);
       --idle_;
       continue;
     }
-    if (!RunBatch(id, tid, q, now)) return;  // given up while it ran: the slot has a new thread
+    if (!RunBatch(id, tid, m, now)) return;  // given up while it ran: the slot has a new thread
   }
 }
 
-// Takes a batch of `q`, runs it unlocked, and accounts for it. False when
-// the watchdog gave the batch up meanwhile: this thread must then leave,
-// touching nothing (another thread has its slot).
-bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
+// Takes a batch from `m`'s queue, runs it unlocked on `m`'s runner, and
+// accounts for it. False when the watchdog gave the batch up meanwhile: this
+// thread must then leave, touching nothing (another thread has its slot).
+bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now) {
   // Spread the queued items over the executors that are idle now and may
   // run this model, instead of handing them all to this one while the
   // others wait: batching must not leave cores idle.
-  q->AssertLockedBy(&mu_);
-  const int helpers = q->spec().max_concurrency > 0
-                          ? std::min(idle_, q->spec().max_concurrency - q->running() - 1)
+  m->AssertLockedBy(&mu_);
+  ModelQueue& q = m->queue();
+  q.AssertLockedBy(&mu_);
+  const int helpers = q.spec().max_concurrency > 0
+                          ? std::min(idle_, q.spec().max_concurrency - q.running() - 1)
                           : idle_;
-  Batch batch = q->TakeBatch(now, 1 + std::max(helpers, 0));
-  q->PublishDepth();
-  q->BeginRun(batch.items);
-  // Hold the queue (and its model) alive while running unlocked.
-  std::shared_ptr<ModelQueue> hold = Find(q);
+  Batch batch = q.TakeBatch(now, 1 + std::max(helpers, 0));
+  m->PublishDepth();
+  q.BeginRun(batch.items);
+  // Hold the model (its queue, runner and backend model) alive while running unlocked.
+  std::shared_ptr<ScheduledModel> hold = Find(m);
   tasks_.AssertLockedBy(&mu_);
   tasks_.MaybeStartDeferred(hold, batch.items);
   RunningBatches::Entry entry{id,
                               tid,
                               hold,
                               now,
-                              now + q->ExecutionLimit(),
+                              now + q.ExecutionLimit(),
                               {},
                               batch.items,
                               batch.requests.size(),
@@ -126,10 +135,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
   if (entry.limit < watch_wake_) watch_cv_.Signal();
   const RunningBatches::Token token = running_.Begin(std::move(entry));
   mu_.Unlock();
-  Joined joined;
-  BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token, &joined);
-  metrics::Histogram* const sizes = hold->taken_batch_sizes();
-  if (!top_up && sizes) sizes->Observe(batch.items);
+  BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token);
   const TimePoint started = options_.clock->Now();
   RunOnExecutor(*hold, batch, now, top_up, GiveBackFor(*hold, token));
   const double seconds = std::chrono::duration<double>(options_.clock->Now() - started).count();
@@ -142,10 +148,9 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
     stuck_cv_.SignalAll();
     return false;
   }
-  q->AssertLockedBy(&mu_);
-  if (top_up && !joined.observed && sizes) sizes->Observe(ended->items);
-  q->EndRun(ended->items);
-  q->Charge(seconds);
+  q.AssertLockedBy(&mu_);
+  q.EndRun(ended->items);
+  q.Charge(seconds);
   Release(ended->bytes, ended->num_requests);
   cv_.SignalAll();  // a concurrency slot freed; other executors may start
   return true;
@@ -155,14 +160,16 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ModelQueue* q, TimePoint now) {
 // queued while it is pre-processed join it, up to the queue's ShareCap(),
 // unless another executor that may run the model is idle (it takes them
 // instead: batching never leaves a core idle). Null for other batches.
-BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
-                                             RunningBatches::Token token, Joined* joined) {
-  if (!q.spec().hooks.preprocess || batch.requests.empty() ||
+BatchRunner::TopUp Scheduler::Impl::TopUpFor(ScheduledModel& m, const Batch& batch,
+                                             RunningBatches::Token token) {
+  if (!m.spec().hooks.preprocess || batch.requests.empty() ||
       batch.requests.front().request.raw.empty()) {
     return nullptr;
   }
-  return [this, &q, token, joined](int items) -> std::vector<QueuedRequest> {
+  return [this, &m, token](int items) -> std::vector<QueuedRequest> {
     MutexLock lock(&mu_);
+    m.AssertLockedBy(&mu_);
+    ModelQueue& q = m.queue();
     q.AssertLockedBy(&mu_);
     const int room = q.ShareCap() - items;
     const int slots = q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running() : idle_;
@@ -171,24 +178,20 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ModelQueue& q, const Batch& batch,
     if (!stopping_ && room > 0 && !q.empty() && std::min(idle_, slots) <= 0) {
       more = q.TakeMore(room, now);
     }
-    if (more.empty()) {  // the batch is formed: its size is known before its answers go
-      joined->observed = true;
-      if (metrics::Histogram* sizes = q.taken_batch_sizes()) sizes->Observe(items);
-      return more;
+    if (more.empty()) return more;  // the batch is formed
+    for (auto& r : more) {
+      r.joined = now;
+      q.Join(r.items);
+      running_.Join(token, {r.request.deadline, r.done, r.seq}, r.items, r.bytes);
     }
-    for (auto& m : more) {
-      m.joined = now;
-      q.Join(m.items);
-      running_.Join(token, {m.request.deadline, m.done, m.seq}, m.items, m.bytes);
-    }
-    q.PublishDepth();
+    m.PublishDepth();
     return more;
   };
 }
 
-BatchRunner::GiveBack Scheduler::Impl::GiveBackFor(ModelQueue& q, RunningBatches::Token token) {
-  if (q.runner().length_input() < 0) return nullptr;
-  return [this, &q, token](std::vector<QueuedRequest>& back) {
+BatchRunner::GiveBack Scheduler::Impl::GiveBackFor(ScheduledModel& m, RunningBatches::Token token) {
+  if (m.runner().length_input() < 0) return nullptr;
+  return [this, &m, token](std::vector<QueuedRequest>& back) {
     std::vector<uint64_t> seqs;
     int items = 0;
     for (const QueuedRequest& r : back) {
@@ -196,12 +199,14 @@ BatchRunner::GiveBack Scheduler::Impl::GiveBackFor(ModelQueue& q, RunningBatches
       items += r.items;
     }
     MutexLock lock(&mu_);
+    m.AssertLockedBy(&mu_);
+    ModelQueue& q = m.queue();
     q.AssertLockedBy(&mu_);
     if (stopping_ || q.removed() || !running_.Leave(token, seqs, items, SumBytes(back))) {
       return false;
     }
     q.GiveBack(std::move(back));
-    q.PublishDepth();
+    m.PublishDepth();
     cv_.SignalAll();  // an idle executor takes them now
     return true;
   };
@@ -210,11 +215,11 @@ BatchRunner::GiveBack Scheduler::Impl::GiveBackFor(ModelQueue& q, RunningBatches
 // The runner answers every request and never throws; this catch is the
 // last line that keeps the executor alive if even building its error
 // message failed (e.g. out of memory twice).
-void Scheduler::Impl::RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start,
+void Scheduler::Impl::RunOnExecutor(ScheduledModel& m, Batch& batch, TimePoint start,
                                     const BatchRunner::TopUp& top_up,
                                     const BatchRunner::GiveBack& give_back) {
   try {
-    q.runner().Run(batch.requests, start, top_up, give_back);
+    m.runner().Run(batch.requests, start, top_up, give_back);
   } catch (...) {
     std::fputs("inferd: an executor survived an exception while answering a failed batch\n",
                stderr);

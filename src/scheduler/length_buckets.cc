@@ -23,6 +23,17 @@ std::string LengthCost::ToString() const {
 
 LengthCost DefaultLengthCost() { return {32.0, 1.0, 0.0}; }
 
+int LengthInput(const config::ModelConfig& config) {
+  for (size_t i = 0; i < config.inputs.size(); ++i) {
+    const config::TensorSpec& spec = config.inputs[i];
+    if (!spec.pad_value || spec.dtype == DataType::kBytes) continue;
+    if (std::find(spec.dims.begin(), spec.dims.end(), -1) != spec.dims.end()) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
 namespace {
 
 // Solves the k x k system a * x = b (Gaussian elimination with partial

@@ -15,8 +15,8 @@
 // The cost model of a forward of `items` sequences padded to `length` tokens:
 //   fixed_ms + token_ms * items * length + token2_ms * items * length^2
 // (per call, per token, and attention's per-pair term), fitted by least
-// squares at load (BatchRunner::Calibrate measures a grid of batch sizes and
-// lengths) or, uncalibrated, DefaultLengthCost.
+// squares at load (BatchCalibrator::Calibrate measures a grid of batch sizes
+// and lengths) or, uncalibrated, DefaultLengthCost.
 //
 // Plain data and pure functions; thread-safe.
 #pragma once
@@ -25,7 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "config/model_config.h"
+
 namespace inferd::scheduler {
+
+// The input whose length cuts a model's batches: the first of a variable dim
+// with a pad_value (not BYTES), or -1 when the model's batches are not cut.
+int LengthInput(const config::ModelConfig& config);
 
 struct LengthCost {
   double fixed_ms = 0;

@@ -5,62 +5,24 @@
 
 namespace inferd::scheduler {
 
-ModelQueue::Metrics ModelQueue::MakeMetrics(metrics::Registry& registry, const std::string& model,
-                                            const std::string& version) {
-  const metrics::Labels labels = {{"model", model}, {"version", version}};
-  auto rejected = [&](const std::string& reason) {
-    metrics::Labels with_reason = labels;
-    with_reason["reason"] = reason;
-    return registry.ShareCounter("inferd_rejected_total",
-                                 "requests answered without compute, by reason", with_reason);
-  };
-  Metrics m;
-  m.queue_depth =
-      registry.ShareGauge("inferd_queue_depth", "requests queued, not yet running", labels);
-  m.batch_size = registry.ShareHistogram("inferd_batch_size", "items per executed batch", labels,
-                                         metrics::BatchSizeBuckets());
-  m.queue_full = rejected("queue_full");
-  m.deadline = rejected("deadline");
-  m.cancelled = rejected("cancelled");
-  m.draining = rejected("draining");
-  m.queue_bytes = rejected("queue_bytes");
-  m.late_results = registry.ShareCounter(
-      "inferd_late_results_total",
-      "results dropped because their request was answered first (deadline while running, batch "
-      "given up)",
-      labels);
-  m.padded_tokens = registry.ShareCounter(
-      "inferd_padded_tokens_total",
-      "padding run in batches of requests of different lengths (pad_value)", labels);
-  m.real_tokens = registry.ShareCounter(
-      "inferd_real_tokens_total", "the requests' own tokens, in models with a pad_value",
-      labels);
-  return m;
+QueueSpec QueueSpecOf(std::string name, const config::ModelConfig& config, bool preprocess) {
+  QueueSpec spec;
+  spec.name = std::move(name);
+  spec.max_batch_size = config.max_batch_size;
+  spec.max_queue_size = config.max_queue_size;
+  spec.max_queue_delay_us = config.dynamic_batching.max_queue_delay_us;
+  spec.preferred_batch_sizes = config.dynamic_batching.preferred_batch_sizes;
+  for (const config::TensorSpec& input : config.inputs) {
+    spec.pads.push_back(input.pad_value.has_value());
+  }
+  spec.preprocess = preprocess;
+  spec.weight = config.weight;
+  spec.max_execution_ms = config.max_execution_ms;
+  return spec;
 }
 
-void ModelQueue::PublishDepth() const {
-  if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(size_));
-}
-
-namespace {
-
-BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock) {
-  BatchRunner::Options o;
-  o.name = spec.name;
-  o.config = spec.config;
-  o.model = spec.model;
-  o.hooks = spec.hooks;
-  o.clock = clock;
-  return o;
-}
-
-}  // namespace
-
-ModelQueue::ModelQueue(ModelSpec spec, Mutex* mu, Clock* clock)
-    : mu_(mu),
-      spec_(std::move(spec)),
-      runner_(RunnerOptions(spec_, clock)),
-      preferred_(spec_.config.dynamic_batching.preferred_batch_sizes) {}
+ModelQueue::ModelQueue(QueueSpec spec, Mutex* mu)
+    : mu_(mu), spec_(std::move(spec)), preferred_(spec_.preferred_batch_sizes) {}
 
 void ModelQueue::AssertLockedBy([[maybe_unused]] Mutex* held) const { assert(held == mu_); }
 
@@ -72,7 +34,7 @@ int LevelKey(int priority) { return priority == 0 ? 3 : 2 * priority; }
 }  // namespace
 
 Status ModelQueue::CheckRoom() const {
-  if (static_cast<int>(size_) >= spec_.config.max_queue_size) {
+  if (static_cast<int>(size_) >= spec_.max_queue_size) {
     return ResourceExhausted("model '" + spec_.name + "' is overloaded: its queue holds " +
                              std::to_string(size_) + " requests (max_queue_size); retry later");
   }
@@ -130,24 +92,24 @@ Contender ModelQueue::AsContender() const {
   }
   c.start = virtual_start_;
   c.cost_s = cost_s_;
-  c.weight = spec_.config.weight;
+  c.weight = spec_.weight;
   return c;
 }
 
 void ModelQueue::Reenter(double v) { virtual_start_ = FairShare::Reenter(virtual_start_, v); }
 
 void ModelQueue::Charge(double seconds) {
-  virtual_start_ = FairShare::Charge(virtual_start_, seconds, spec_.config.weight);
+  virtual_start_ = FairShare::Charge(virtual_start_, seconds, spec_.weight);
   cost_s_ = FairShare::UpdateCost(cost_s_, seconds);
   slowest_s_ = std::max(slowest_s_, seconds);
 }
 
 Duration ModelQueue::ExecutionLimit() const {
   using std::chrono::milliseconds;
-  if (spec_.config.max_execution_ms > 0) return milliseconds(spec_.config.max_execution_ms);
+  if (spec_.max_execution_ms > 0) return milliseconds(spec_.max_execution_ms);
   double slowest_ms = slowest_s_ * 1000;
-  for (const auto& size : calibration_.sizes) slowest_ms = std::max(slowest_ms, size.latency_ms);
-  const double floor_ms = calibration_.calibrated ? 10'000 : 60'000;
+  if (measured_) slowest_ms = std::max(slowest_ms, measured_->slowest_ms);
+  const double floor_ms = measured_ ? 10'000 : 60'000;
   return milliseconds(static_cast<int64_t>(std::max(20 * slowest_ms, floor_ms)));
 }
 
@@ -166,7 +128,7 @@ bool ModelQueue::Compatible(const InferenceRequest& head, const InferenceRequest
     const Shape& a = head.inputs[i].tensor.shape();
     const Shape& b = other.inputs[i].tensor.shape();
     if (std::equal(a.begin() + 1, a.end(), b.begin() + 1, b.end())) continue;
-    if (!spec_.config.inputs[i].pad_value.has_value()) return false;
+    if (i >= spec_.pads.size() || !spec_.pads[i]) return false;
   }
   return true;
 }
@@ -186,39 +148,35 @@ int ModelQueue::CompatibleItems(std::vector<std::pair<int, size_t>>* picks, int 
   return items;
 }
 
-void ModelQueue::SetCalibration(BatchCalibration calibration) {
-  calibration_ = std::move(calibration);
-  if (calibration_.calibrated && cost_s_ <= 0 && !calibration_.sizes.empty()) {
-    cost_s_ = calibration_.sizes.front().latency_ms / 1000;  // until batches are measured
-  }
-  if (calibration_.by_length) runner_.set_length_cost(calibration_.length_cost);
-  if (calibration_.calibrated) {
-    preferred_.clear();
-    for (int b : calibration_.chosen_sizes()) {
-      if (b > 1) preferred_.push_back(b);
-    }
+void ModelQueue::SetMeasuredSizes(std::optional<MeasuredSizes> measured) {
+  measured_ = std::move(measured);
+  if (!measured_) return;
+  // Until batches are measured, the next one costs what batch 1 did.
+  if (cost_s_ <= 0 && measured_->batch1_s > 0) cost_s_ = measured_->batch1_s;
+  preferred_.clear();
+  for (int b : measured_->sizes) {
+    if (b > 1) preferred_.push_back(b);
   }
 }
 
 int ModelQueue::max_items() const {
-  return calibration_.calibrated ? calibration_.max_batch : spec_.config.max_batch_size;
+  return measured_ ? measured_->max_batch : spec_.max_batch_size;
 }
 
 std::optional<TimePoint> ModelQueue::ReadyTime(bool executors_idle) const {
   auto head = HeadKey();
   if (!head) return std::nullopt;
-  const auto& db = spec_.config.dynamic_batching;
   const int max_items = this->max_items();
-  if (max_items <= 1 || db.max_queue_delay_us <= 0 || executors_idle) return head->second;
+  if (max_items <= 1 || spec_.max_queue_delay_us <= 0 || executors_idle) return head->second;
   // Pre-processing is the batching window: arrivals join while it runs.
-  if (spec_.hooks.preprocess && !Head()->request.raw.empty()) return head->second;
+  if (spec_.preprocess && !Head()->request.raw.empty()) return head->second;
   const int items = CompatibleItems(nullptr, max_items);
   int largest_preferred = 0;
   for (int p : preferred_) largest_preferred = std::max(largest_preferred, p);
   if (items >= max_items || (largest_preferred > 0 && items >= largest_preferred)) {
     return head->second;
   }
-  return head->second + std::chrono::microseconds(db.max_queue_delay_us);
+  return head->second + std::chrono::microseconds(spec_.max_queue_delay_us);
 }
 
 void ModelQueue::set_executors(int total) {
@@ -234,14 +192,13 @@ int ModelQueue::ShareCap() const {
 
 Batch ModelQueue::TakeBatch(TimePoint now, int share_with) {
   Batch batch;
-  const auto& db = spec_.config.dynamic_batching;
   int limit = ShareCap();
   auto head = HeadKey();
   if (!head) return batch;
   // Before the delay has passed a batch is ready only because it reached a
   // preferred size: take exactly the largest preferred size that is available.
   const bool delay_passed =
-      head->second + std::chrono::microseconds(db.max_queue_delay_us) <= now;
+      head->second + std::chrono::microseconds(spec_.max_queue_delay_us) <= now;
   if (!delay_passed && !preferred_.empty()) {
     const int available = CompatibleItems(nullptr, limit);
     int best = 0;

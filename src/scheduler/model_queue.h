@@ -1,12 +1,19 @@
-// ModelQueue: one model version's bounded queue and its batch formation policy.
+// ModelQueue: one model version's bounded queue and its batch formation
+// policy. It forms batches and knows nothing of who runs them: the scheduler
+// takes a batch from it and hands it to the model's runner (batch_runner.h),
+// as TF Serving's SharedBatchScheduler hands a queue's batches to the
+// callback given at AddQueue. What it knows of its model is a QueueSpec, the
+// batching part of the config; what calibration measured reaches it as
+// MeasuredSizes. It records no metrics: the scheduler reads size() and
+// publishes it.
 //
 // Pure logic with time passed in (no clock, no threads), so that batch
 // formation is unit-tested with an injected time and no sleeps. The Scheduler
 // owns the locking: its mutex (given at construction) guards the queue's state,
 // and every method marked REQUIRES(mu_) must be called with it held (clang's
-// -Wthread-safety checks this; see AssertLockedBy). spec(), runner(),
-// config() and metrics() are immutable once the queue is shared. Requests are ordered by priority level (1 first, then the default 0,
-// then 2, 3, ...), then arrival.
+// -Wthread-safety checks this; see AssertLockedBy). spec() is immutable.
+// Requests are ordered by priority level (1 first, then the default 0, then
+// 2, 3, ...), then arrival.
 //
 // A batch is ready when the queue's head request has waited
 // max_queue_delay_us, or the compatible requests at the head fill
@@ -31,39 +38,63 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/status.h"
 #include "common/thread_annotations.h"
 #include "config/model_config.h"
-#include "metrics/registry.h"
 #include "scheduler/batch.h"
-#include "scheduler/batch_runner.h"
 #include "scheduler/fair_share.h"
 #include "scheduler/inference_request.h"
-#include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
 
+// What a queue knows of its model version: the batching part of its config
+// and where it may run. Plain values, copied at construction.
+struct QueueSpec {
+  std::string name;  // "model:version", in messages
+  int max_batch_size = 1;
+  int max_queue_size = 128;
+  int64_t max_queue_delay_us = 0;
+  std::vector<int> preferred_batch_sizes;
+  // Per input, in config order: whether requests whose shapes differ there
+  // may share a batch (the input declares a pad_value).
+  std::vector<bool> pads;
+  // Raw payloads are pre-processed on the executor (the model has a
+  // preprocess hook): a raw head is ready at once.
+  bool preprocess = false;
+  int weight = 1;                 // fair_share.h
+  int64_t max_execution_ms = 0;   // 0: derived (ExecutionLimit)
+  int max_concurrency = 0;        // executors that may run it at once; 0 = all
+  std::vector<int> executor_ids;  // executors that may run it; empty = all
+};
+
+// The spec of a model version named `name` ("model:version") with `config`;
+// max_concurrency and executor_ids are left to the caller.
+QueueSpec QueueSpecOf(std::string name, const config::ModelConfig& config, bool preprocess);
+
 class ModelQueue {
  public:
+  // What calibration measured (batch_calibration.h), as the queue uses it.
+  struct MeasuredSizes {
+    int max_batch = 1;       // the largest size worth forming
+    std::vector<int> sizes;  // the sizes worth forming, ascending (1 first)
+    double batch1_s = 0;     // batch 1's cost: the next batch's, until batches are measured
+    double slowest_ms = 0;   // the slowest size measured
+  };
+
   // `mu`: the scheduler's mutex, which guards this queue (outlives it).
-  // `clock` times the runner's stages (the queue itself takes time as arguments).
-  ModelQueue(ModelSpec spec, Mutex* mu, Clock* clock = Clock::Real());
+  ModelQueue(QueueSpec spec, Mutex* mu);
 
   // The Scheduler names its mutex as its own member, the analysis names it
   // mu_ here: this tells the analysis that holding `held` is holding mu_
   // (and checks that they are the same mutex in builds with assertions).
   void AssertLockedBy(Mutex* held) const REQUIRES(held) ASSERT_CAPABILITY(mu_);
 
-  const ModelSpec& spec() const { return spec_; }
-  // Executes this model's batches; immutable, so it may be used without the
-  // scheduler's mutex while a handle on the queue is held.
-  BatchRunner& runner() { return runner_; }
-  const config::ModelConfig& config() const { return spec_.config; }
+  const QueueSpec& spec() const { return spec_; }
 
-  // Batch sizes measured at load (see batch_calibration.h): once calibrated,
-  // batches are formed up to its max_batch, and its chosen sizes replace
-  // preferred_batch_sizes. Uncalibrated: the config's values apply.
-  void SetCalibration(BatchCalibration calibration) REQUIRES(mu_);
-  const BatchCalibration& calibration() const REQUIRES(mu_) { return calibration_; }
+  // Batch sizes measured at load: batches are then formed up to max_batch,
+  // and the measured sizes replace preferred_batch_sizes. nullopt (not
+  // calibrated): the spec's values apply.
+  void SetMeasuredSizes(std::optional<MeasuredSizes> measured) REQUIRES(mu_);
   // The largest batch this queue forms, in items.
   int max_items() const REQUIRES(mu_);
 
@@ -118,46 +149,6 @@ class ModelQueue {
   // Empties the queue (shutdown).
   std::vector<QueuedRequest> TakeAll() REQUIRES(mu_);
 
-  // Series of this model, looked up once (null when the scheduler has no registry).
-  // Shared: the repository removes a model's series from the registry once
-  // none of its versions is in memory (metrics::Registry::RemoveSeries), and
-  // the queue may still count its last requests after that.
-  struct Metrics {
-    std::shared_ptr<metrics::Gauge> queue_depth;
-    std::shared_ptr<metrics::Histogram> batch_size;
-    std::shared_ptr<metrics::Counter> queue_full;
-    std::shared_ptr<metrics::Counter> deadline;
-    std::shared_ptr<metrics::Counter> cancelled;
-    std::shared_ptr<metrics::Counter> draining;
-    std::shared_ptr<metrics::Counter> queue_bytes;  // refused for max_queue_bytes
-    // Results that came after their request was answered (504 at its
-    // deadline while the batch ran, or the batch given up): dropped.
-    std::shared_ptr<metrics::Counter> late_results;
-    // Models of variable lengths: padding tokens run and the real ones
-    // (padding waste = padded / real).
-    std::shared_ptr<metrics::Counter> padded_tokens;
-    std::shared_ptr<metrics::Counter> real_tokens;
-  };
-  // The model version's queue metrics in `registry` (shared with an earlier
-  // queue of the same version).
-  static Metrics MakeMetrics(metrics::Registry& registry, const std::string& model,
-                             const std::string& version);
-  // Set once, before the queue is shared (Scheduler::AddModel).
-  void set_metrics(const Metrics& m) {
-    metrics_ = m;
-    runner_.set_token_counters(m.padded_tokens, m.real_tokens);
-    if (runner_.length_input() >= 0) runner_.set_forward_sizes(m.batch_size);
-  }
-  const Metrics& metrics() const { return metrics_; }
-  // Where the scheduler counts a batch's items as it takes it: batch_size,
-  // or null for a model cut by length, whose runner counts each forward
-  // (a batch it cuts may give groups back, to be taken again).
-  metrics::Histogram* taken_batch_sizes() const {
-    return runner_.length_input() >= 0 ? nullptr : metrics_.batch_size.get();
-  }
-  // Sets the queue-depth gauge to size().
-  void PublishDepth() const REQUIRES(mu_);
-
   // Executors running this model now, and whether one more may start.
   // `items`: the batch's; Join adds what joined it while it ran (TakeMore).
   void BeginRun(int items) REQUIRES(mu_) {
@@ -183,9 +174,6 @@ class ModelQueue {
   // Removed from the scheduler: refuses requests, goes when idle.
   void MarkRemoved() REQUIRES(mu_) { removed_ = true; }
   bool removed() const REQUIRES(mu_) { return removed_; }
-  // Calibration waits for queued traffic (ModelSpec::defer_calibration).
-  void set_calibration_deferred(bool deferred) REQUIRES(mu_) { calibration_deferred_ = deferred; }
-  bool calibration_deferred() const REQUIRES(mu_) { return calibration_deferred_; }
 
  private:
   // Requests compatible with `head` at the front, in order, up to max items;
@@ -196,11 +184,9 @@ class ModelQueue {
   void DropEmptyLevels() REQUIRES(mu_);
 
   Mutex* const mu_;
-  const ModelSpec spec_;
-  BatchRunner runner_;
-  Metrics metrics_;
-  BatchCalibration calibration_ GUARDED_BY(mu_);
-  // The config's preferred sizes, or the calibrated ones.
+  const QueueSpec spec_;
+  std::optional<MeasuredSizes> measured_ GUARDED_BY(mu_);
+  // The spec's preferred sizes, or the measured ones.
   std::vector<int> preferred_ GUARDED_BY(mu_);
   std::map<int, std::deque<QueuedRequest>> levels_ GUARDED_BY(mu_);  // LevelKey(priority) -> FIFO
   size_t size_ GUARDED_BY(mu_) = 0;
@@ -213,7 +199,6 @@ class ModelQueue {
   double virtual_start_ GUARDED_BY(mu_) = 0;  // S of fair_share.h
   double cost_s_ GUARDED_BY(mu_) = 0;         // expected seconds of the next batch
   double slowest_s_ GUARDED_BY(mu_) = 0;      // the slowest batch seen
-  bool calibration_deferred_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace inferd::scheduler

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "scheduler/model_queue.h"
+#include "scheduler/internal/scheduled_model.h"
 
 namespace inferd::scheduler {
 
@@ -74,7 +74,7 @@ TimePoint RunningBatches::NextWake() const {
 std::vector<std::string> RunningBatches::Describe(TimePoint now) const {
   std::vector<std::string> lines;
   for (const auto& [token, e] : entries_) {
-    lines.push_back("model '" + e.queue->spec().name + "' on executor " +
+    lines.push_back("model '" + e.model->spec().name + "' on executor " +
                     std::to_string(e.executor) + ", running for " +
                     std::to_string(MillisBetween(e.start, now)) + " ms (" +
                     std::to_string(e.num_requests) + " requests)");

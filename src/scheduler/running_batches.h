@@ -25,7 +25,7 @@
 
 namespace inferd::scheduler {
 
-class ModelQueue;
+class ScheduledModel;
 
 class RunningBatches {
  public:
@@ -33,13 +33,13 @@ class RunningBatches {
   // A request of a running batch that the watchdog may still have to answer.
   struct Tracked {
     TimePoint deadline = TimePoint::max();
-    Completion done;  // race-safe (AnswerOnce): answering twice is harmless
+    Completion done;   // race-safe (AnswerOnce): answering twice is harmless
     uint64_t seq = 0;  // QueuedRequest::seq: names it within its batch
   };
   struct Entry {
     int executor = 0;
     int thread_id = 0;  // the executor thread's OS id (gettid), to lower its priority
-    std::shared_ptr<ModelQueue> queue;
+    std::shared_ptr<ScheduledModel> model;  // held while it runs
     TimePoint start{};
     TimePoint limit = TimePoint::max();  // start + the model's max_execution_ms
     std::vector<Tracked> requests;       // not yet answered by the watchdog

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "scheduler/answer_once.h"
+#include "scheduler/internal/scheduled_model.h"
 #include "scheduler/internal/scheduler_impl.h"
 #include "scheduler/model_queue.h"
 #include "scheduler/request_validation.h"
@@ -62,9 +63,10 @@ void Scheduler::Impl::Stop() {
     stopping_ = true;
     slots_.AssertLockedBy(&mu_);
     threads = slots_.Stop();  // from here no executor is replaced
-    for (auto& q : queues_) {
-      q->AssertLockedBy(&mu_);
-      for (auto& r : q->TakeAll()) orphans.push_back(std::move(r));
+    for (auto& m : models_) {
+      ModelQueue& q = m->queue();
+      q.AssertLockedBy(&mu_);
+      for (auto& r : q.TakeAll()) orphans.push_back(std::move(r));
     }
     Release(SumBytes(orphans), 0);
   }
@@ -78,82 +80,85 @@ void Scheduler::Impl::Stop() {
   while (stuck_ > 0) stuck_cv_.Wait(&mu_);
 }
 
-std::shared_ptr<ModelQueue> Scheduler::Impl::AddModel(ModelSpec spec) {
-  auto q = std::make_shared<ModelQueue>(std::move(spec), &mu_, options_.clock);
-  q->set_executors(static_cast<int>(options_.executors.size()));  // before it is shared
-  if (options_.metrics) {
-    q->set_metrics(ModelQueue::MakeMetrics(*options_.metrics, q->config().name,
-                                           q->spec().version));  // before the queue is shared
-  }
-  tasks_.CalibrateAtAdd(q);
+// The queue, runner and calibrator of the model are made together, each
+// told only its part (internal/scheduled_model.h), before the model is shared.
+std::shared_ptr<ScheduledModel> Scheduler::Impl::AddModel(ModelSpec spec) {
+  const int executors = static_cast<int>(options_.executors.size());
+  auto m = std::make_shared<ScheduledModel>(std::move(spec), &mu_, options_.clock, options_.metrics,
+                                            executors);
+  tasks_.CalibrateAtAdd(m);
   MutexLock lock(&mu_);
-  queues_.push_back(q);
-  return q;
+  models_.push_back(m);
+  return m;
 }
 
-BatchCalibration Scheduler::Impl::GetCalibration(const ModelQueue& queue) const {
+BatchCalibration Scheduler::Impl::GetCalibration(const ScheduledModel& model) const {
   MutexLock lock(&mu_);
-  queue.AssertLockedBy(&mu_);
-  return queue.calibration();
+  model.AssertLockedBy(&mu_);
+  return model.calibration();
 }
 
-void Scheduler::Impl::RemoveModel(const std::shared_ptr<ModelQueue>& queue) {
-  std::shared_ptr<ModelQueue> drop;  // released after the lock: it may hold the model
+void Scheduler::Impl::RemoveModel(const std::shared_ptr<ScheduledModel>& model) {
+  std::shared_ptr<ScheduledModel> drop;  // released after the lock: it may hold the model
   MutexLock lock(&mu_);
-  queue->AssertLockedBy(&mu_);
-  queue->MarkRemoved();
-  // An idle queue goes now, so that an unloaded model's memory is freed when
+  ModelQueue& q = model->queue();
+  q.AssertLockedBy(&mu_);
+  q.MarkRemoved();
+  // An idle model goes now, so that an unloaded model's memory is freed when
   // its last handle goes (not when an executor next wakes); a busy one stays
-  // in queues_ until its last queued request has run.
-  if (queue->empty() && queue->running() == 0) {
-    auto it = std::find(queues_.begin(), queues_.end(), queue);
-    if (it != queues_.end()) {
+  // in models_ until its last queued request has run.
+  if (q.empty() && q.running() == 0) {
+    auto it = std::find(models_.begin(), models_.end(), model);
+    if (it != models_.end()) {
       drop = std::move(*it);
-      queues_.erase(it);
+      models_.erase(it);
     }
   }
 }
 
 // Moves from `request` and `done` only once the request is queued (see
 // Scheduler::Enqueue): every refusal returns before the Push.
-Status Scheduler::Impl::Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done) {
+Status Scheduler::Impl::Enqueue(ScheduledModel& model, InferenceRequest&& request,
+                                Completion&& done) {
   ASSIGN_OR_RETURN(
       int items,
-      ValidateRequest(queue.config(), static_cast<bool>(queue.spec().hooks.preprocess), &request));
+      ValidateRequest(model.config(), static_cast<bool>(model.spec().hooks.preprocess), &request));
   const TimePoint now = options_.clock->Now();
   const size_t bytes = RequestBytes(request);
   // Set on the request only when it is queued: a refused request's deadline
   // stays unset, for the next queue's request_timeout_ms.
   TimePoint deadline = request.deadline;
   if (deadline == TimePoint::max()) {
-    deadline = now + std::chrono::milliseconds(queue.config().request_timeout_ms);
+    deadline = now + std::chrono::milliseconds(model.config().request_timeout_ms);
   }
   {
     MutexLock lock(&mu_);
+    model.AssertLockedBy(&mu_);
+    ModelQueue& queue = model.queue();
     queue.AssertLockedBy(&mu_);
     // First, and not counted as a rejection: the repository may hand the
     // request to the version's replacement (ServedModel::Enqueue).
-    if (queue.removed()) return Unavailable("model '" + queue.spec().name + "' is being unloaded");
+    if (queue.removed()) return Unavailable("model '" + model.spec().name + "' is being unloaded");
     if (draining_ || stopping_) {
-      Count(queue.metrics().draining);
+      Count(model.metrics().draining);
       return Unavailable("server is draining: not accepting requests");
     }
-    RETURN_IF_ERROR(accounting_.CheckBytes(bytes, queue.metrics().queue_bytes));
+    RETURN_IF_ERROR(accounting_.CheckBytes(bytes, model.metrics().queue_bytes));
     if (Status room = queue.CheckRoom(); !room.ok()) {
-      Count(queue.metrics().queue_full);
+      Count(model.metrics().queue_full);
       return room;
     }
     if (!queue.busy()) queue.Reenter(SystemVirtualTime());
     request.enqueue_time = now;
     request.deadline = deadline;
-    auto late = queue.metrics().late_results;
+    auto late = model.metrics().late_results;
     Completion safe =
         RaceSafe(std::make_shared<AnswerOnce>(std::move(done)), [late] { Count(late); });
     // Cannot fail: CheckRoom passed under the same lock.
     RETURN_IF_ERROR(
         queue.Push(QueuedRequest{std::move(request), std::move(safe), items, 0, bytes}));
     accounting_.Hold(bytes);
-    queue.PublishDepth();
+    model.PublishDepth();
     // A deadline earlier than the watchdog's next wake: it must see it
     // (every executor may be busy), so it recomputes when to wake.
     if (deadline < watch_wake_) watch_cv_.Signal();
@@ -176,8 +181,9 @@ bool Scheduler::Impl::WaitIdle(TimePoint deadline) {
   return true;
 }
 
-size_t Scheduler::Impl::QueueDepth(const ModelQueue& queue) const {
+size_t Scheduler::Impl::QueueDepth(const ScheduledModel& model) const {
   MutexLock lock(&mu_);
+  const ModelQueue& queue = model.queue();
   queue.AssertLockedBy(&mu_);
   return queue.size();
 }
@@ -191,9 +197,10 @@ size_t Scheduler::Impl::HeldBytes() const {
 // moving back: where a queue that becomes busy re-enters.
 double Scheduler::Impl::SystemVirtualTime() {
   double v = -1;
-  for (auto& q : queues_) {
-    q->AssertLockedBy(&mu_);
-    if (q->busy() && (v < 0 || q->virtual_start() < v)) v = q->virtual_start();
+  for (auto& m : models_) {
+    const ModelQueue& q = m->queue();
+    q.AssertLockedBy(&mu_);
+    if (q.busy() && (v < 0 || q.virtual_start() < v)) v = q.virtual_start();
   }
   if (v > virtual_now_) virtual_now_ = v;
   return virtual_now_;
@@ -203,19 +210,19 @@ void Scheduler::Impl::Release(size_t bytes, size_t requests) {
   if (accounting_.Release(bytes, requests)) idle_cv_.SignalAll();
 }
 
-std::shared_ptr<ModelQueue> Scheduler::Impl::Find(ModelQueue* q) {
-  for (auto& s : queues_) {
-    if (s.get() == q) return s;
+std::shared_ptr<ScheduledModel> Scheduler::Impl::Find(ScheduledModel* m) {
+  for (auto& s : models_) {
+    if (s.get() == m) return s;
   }
   return nullptr;
 }
 
 // A loop, not remove_if: the analysis does not carry mu_ into a lambda.
 void Scheduler::Impl::PruneRemoved() {
-  for (auto it = queues_.begin(); it != queues_.end();) {
-    ModelQueue& q = **it;
+  for (auto it = models_.begin(); it != models_.end();) {
+    ModelQueue& q = (*it)->queue();
     q.AssertLockedBy(&mu_);
-    it = q.removed() && q.empty() && q.running() == 0 ? queues_.erase(it) : std::next(it);
+    it = q.removed() && q.empty() && q.running() == 0 ? models_.erase(it) : std::next(it);
   }
 }
 
@@ -231,19 +238,21 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Options& options) {
 Scheduler::Scheduler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Scheduler::~Scheduler() = default;
 
-std::shared_ptr<ModelQueue> Scheduler::AddModel(ModelSpec spec) {
+std::shared_ptr<ScheduledModel> Scheduler::AddModel(ModelSpec spec) {
   return impl_->AddModel(std::move(spec));
 }
-void Scheduler::RemoveModel(const std::shared_ptr<ModelQueue>& queue) { impl_->RemoveModel(queue); }
-Status Scheduler::Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done) {
-  return impl_->Enqueue(queue, std::move(request), std::move(done));
+void Scheduler::RemoveModel(const std::shared_ptr<ScheduledModel>& model) {
+  impl_->RemoveModel(model);
+}
+Status Scheduler::Enqueue(ScheduledModel& model, InferenceRequest&& request, Completion&& done) {
+  return impl_->Enqueue(model, std::move(request), std::move(done));
 }
 void Scheduler::StopAccepting() { impl_->StopAccepting(); }
 bool Scheduler::WaitIdle(TimePoint deadline) { return impl_->WaitIdle(deadline); }
 size_t Scheduler::num_executors() const { return impl_->num_executors(); }
-size_t Scheduler::QueueDepth(const ModelQueue& queue) const { return impl_->QueueDepth(queue); }
-BatchCalibration Scheduler::GetCalibration(const ModelQueue& queue) const {
-  return impl_->GetCalibration(queue);
+size_t Scheduler::QueueDepth(const ScheduledModel& model) const { return impl_->QueueDepth(model); }
+BatchCalibration Scheduler::GetCalibration(const ScheduledModel& model) const {
+  return impl_->GetCalibration(model);
 }
 size_t Scheduler::HeldBytes() const { return impl_->HeldBytes(); }
 void Scheduler::RecycleExecutors(std::function<void()> after_exit) {

@@ -7,14 +7,17 @@
 // registered: a model does not get threads of its own, it gets a queue. When an
 // executor is free it takes the most urgent ready batch of any model it may run
 // (a model's `max_concurrency` caps how many executors run it at once).
-// The scheduler only forms batches (max_batch_size, max_queue_delay_us,
-// preferred sizes: each model's ModelQueue) and hands each to the model's
-// BatchRunner on the executor that took it: pre-processing, assembly, execute,
-// split and post-processing run there, inside the core budget. A batch of raw
-// payloads starts as soon as an executor is free, and requests queued while
-// it is pre-processed join it (BatchRunner::TopUp) up to the model's batch
-// limit, unless another executor is idle: pre-processing, not an idle core,
-// is the batching window. Whatever a
+//
+// Each model is three one-way parts that the scheduler joins
+// (internal/scheduled_model.h): its ModelQueue forms batches
+// (max_batch_size, max_queue_delay_us, preferred sizes) and knows nothing of
+// who runs them; its BatchRunner runs each batch on the executor that took
+// it (pre-processing, assembly, execute, split and post-processing, inside
+// the core budget); its BatchCalibrator measures at load which batch sizes
+// pay. A batch of raw payloads starts as soon as an executor is free, and
+// requests queued while it is pre-processed join it (BatchRunner::TopUp) up
+// to the model's batch limit, unless another executor is idle:
+// pre-processing, not an idle core, is the batching window. Whatever a
 // batch throws answers its requests kInternal; the executor lives on.
 //
 // Thread-safety: every public method may be called from any thread.
@@ -36,7 +39,7 @@
 
 namespace inferd::scheduler {
 
-class ModelQueue;  // opaque to callers
+class ScheduledModel;  // a model's queue and runner; opaque to callers
 
 class Scheduler {
  public:
@@ -62,14 +65,14 @@ class Scheduler {
   static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);
   ~Scheduler();  // stops the executors; queued requests complete with kUnavailable
 
-  // Registers a model version. The returned queue stays valid while held.
+  // Registers a model version. The returned handle stays valid while held.
   // Unless the spec has a known calibration or defers it (ModelSpec),
   // blocks while the model's batch sizes are calibrated on an executor (up to
   // about CalibrationBudget: 1.5 to 10 s; nothing for max_batch_size 1 or
   // `calibrate: false`): call it from a loading thread, never an executor.
-  std::shared_ptr<ModelQueue> AddModel(ModelSpec spec);
-  // Stops accepting requests for `queue`; requests already queued still run.
-  void RemoveModel(const std::shared_ptr<ModelQueue>& queue);
+  std::shared_ptr<ScheduledModel> AddModel(ModelSpec spec);
+  // Stops accepting requests for `model`; requests already queued still run.
+  void RemoveModel(const std::shared_ptr<ScheduledModel>& model);
 
   // Validates `request` against the model's config and queues it. On OK the
   // scheduler has moved from `request` and `done`, owns the request, and calls
@@ -80,7 +83,7 @@ class Scheduler {
   // dtype, missing input...), kResourceExhausted (queue full), kUnavailable
   // (model removed, draining, or max_queue_bytes held; a removed model is
   // checked first and its refusals are not counted as rejections).
-  Status Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done);
+  Status Enqueue(ScheduledModel& model, InferenceRequest&& request, Completion&& done);
 
   // Refuses new requests from now on (kUnavailable); returns at once.
   void StopAccepting();
@@ -90,9 +93,9 @@ class Scheduler {
 
   size_t num_executors() const;
   // Requests queued (not yet running) for one model.
-  size_t QueueDepth(const ModelQueue& queue) const;
+  size_t QueueDepth(const ScheduledModel& model) const;
   // What calibration measured and chose for one model (a copy).
-  BatchCalibration GetCalibration(const ModelQueue& queue) const;
+  BatchCalibration GetCalibration(const ScheduledModel& model) const;
   // Bytes of the requests queued or running, all models (see max_queue_bytes).
   size_t HeldBytes() const;
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "scheduler/internal/scheduled_model.h"
 #include "scheduler/internal/scheduler_impl.h"
 #include "scheduler/model_queue.h"
 
@@ -25,9 +26,10 @@ void Scheduler::Impl::WatchdogLoop() {
       // Queued requests expire here too, for when every executor is busy.
       if (ExpireQueued(now)) continue;
       TimePoint wake = running_.NextWake();
-      for (auto& q : queues_) {
-        q->AssertLockedBy(&mu_);
-        if (!q->empty()) wake = std::min(wake, q->EarliestDeadline());
+      for (auto& m : models_) {
+        const ModelQueue& q = m->queue();
+        q.AssertLockedBy(&mu_);
+        if (!q.empty()) wake = std::min(wake, q.EarliestDeadline());
       }
       watch_wake_ = wake;
       options_.clock->WaitUntil(&watch_cv_, &mu_, wake);
@@ -53,12 +55,14 @@ void Scheduler::Impl::WatchdogLoop() {
 // Returns the requests that were queued behind it, to be refused unlocked.
 std::vector<QueuedRequest> Scheduler::Impl::GiveUp(const RunningBatches::Entry& hung,
                                                    TimePoint now) {
-  ModelQueue& q = *hung.queue;
+  ScheduledModel& m = *hung.model;
+  m.AssertLockedBy(&mu_);
+  ModelQueue& q = m.queue();
   q.AssertLockedBy(&mu_);
   q.EndRun(hung.items);
   q.MarkRemoved();
   std::vector<QueuedRequest> refused = q.TakeAll();
-  q.PublishDepth();
+  m.PublishDepth();
   Release(hung.bytes + SumBytes(refused), hung.num_requests + refused.size());
   slots_.AssertLockedBy(&mu_);
   if (slots_.Abandon(hung.executor)) {
@@ -69,7 +73,7 @@ std::vector<QueuedRequest> Scheduler::Impl::GiveUp(const RunningBatches::Entry& 
   spdlog::error(
       "model '{}': a batch ran {} ms on executor {}, past its limit of {} ms; "
       "the executor's thread is given up and replaced, the model quarantined",
-      q.spec().name, MillisBetween(hung.start, now), hung.executor,
+      m.spec().name, MillisBetween(hung.start, now), hung.executor,
       MillisBetween(hung.start, hung.limit));
   cv_.SignalAll();
   return refused;
@@ -83,13 +87,13 @@ void Scheduler::Impl::AnswerHung(const RunningBatches::Entry& hung, TimePoint no
   const std::string reason = "its forward ran " + std::to_string(MillisBetween(hung.start, now)) +
                              " ms, past max_execution_ms (" +
                              std::to_string(MillisBetween(hung.start, hung.limit)) + " ms)";
-  const std::string model = hung.queue->spec().name;
+  const std::string model = hung.model->spec().name;
   for (const auto& r : hung.requests) r.done(Internal("model '" + model + "': " + reason));
   for (auto& r : *refused) {
     r.done(Unavailable("model '" + model + "' is quarantined: " + reason));
   }
   sched_param param{};
   sched_setscheduler(hung.thread_id, SCHED_IDLE, &param);
-  if (hung.queue->spec().quarantine) hung.queue->spec().quarantine(reason);
+  if (hung.model->spec().quarantine) hung.model->spec().quarantine(reason);
 }
 }  // namespace inferd::scheduler

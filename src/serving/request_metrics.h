@@ -9,7 +9,7 @@
 //   inferd_queue_duration_seconds{model}                histogram, InferenceResponse::queue_us
 //   inferd_preprocess_duration_seconds{model}           histogram, InferenceResponse::preprocess_us
 //   inferd_compute_duration_seconds{model}              histogram, InferenceResponse::compute_us
-// Batch sizes are recorded per batch by the scheduler (inferd_batch_size).
+// Batch sizes are recorded per forward by the scheduler's BatchRunner (inferd_batch_size).
 // Requests for unknown models count under model="" so that clients cannot
 // grow the label set at will. A model's series are removed when no version of
 // it is left in memory (repository/internal/cache_metrics.h): they start again

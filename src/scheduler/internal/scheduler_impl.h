@@ -4,8 +4,13 @@
 //   executor_loop.cc  an executor's loop: pick (FairShare), run, account
 //   watchdog.cc       the watchdog thread: deadlines of running requests,
 //                     batches past their max_execution_ms given up
+// It joins each model's parts (internal/scheduled_model.h): it takes a
+// batch from the queue and hands it to the runner, with the TopUp and
+// GiveBack callbacks that let the running batch reach the queue again, and
+// it counts what the queue refuses or expires.
 // One mutex (mu_) guards the queues, the running batches and the counts;
-// every ModelQueue, CalibrationTasks and ThreadSlots is given it.
+// every ScheduledModel (and its ModelQueue), CalibrationTasks and
+// ThreadSlots is given it.
 #pragma once
 
 #include <functional>
@@ -19,6 +24,7 @@
 #include "scheduler/batch.h"
 #include "scheduler/batch_runner.h"
 #include "scheduler/calibration_tasks.h"
+#include "scheduler/internal/scheduled_model.h"
 #include "scheduler/running_batches.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduler_accounting.h"
@@ -42,15 +48,15 @@ class Scheduler::Impl {
   // Stops the executors and the watchdog. Waits for executor threads given up
   // while stuck (see the header): a process that must end now exits instead.
   void Stop();
-  std::shared_ptr<ModelQueue> AddModel(ModelSpec spec);
-  BatchCalibration GetCalibration(const ModelQueue& queue) const;
-  void RemoveModel(const std::shared_ptr<ModelQueue>& queue);
+  std::shared_ptr<ScheduledModel> AddModel(ModelSpec spec);
+  BatchCalibration GetCalibration(const ScheduledModel& model) const;
+  void RemoveModel(const std::shared_ptr<ScheduledModel>& model);
   // Moves from `request` and `done` only once the request is queued (see
   // Scheduler::Enqueue): every refusal returns before the Push.
-  Status Enqueue(ModelQueue& queue, InferenceRequest&& request, Completion&& done);
+  Status Enqueue(ScheduledModel& model, InferenceRequest&& request, Completion&& done);
   void StopAccepting();
   bool WaitIdle(TimePoint deadline);
-  size_t QueueDepth(const ModelQueue& queue) const;
+  size_t QueueDepth(const ScheduledModel& model) const;
   size_t HeldBytes() const;
   size_t num_executors() const { return options_.executors.size(); }
 
@@ -58,32 +64,28 @@ class Scheduler::Impl {
   // The smallest virtual start of the busy queues (fair_share.h), never
   // moving back: where a queue that becomes busy re-enters.
   double SystemVirtualTime() REQUIRES(mu_);
-  // The ready queue this executor serves next (FairShare::Pick), or null;
-  // lowers `next_wake` to when a queue not ready yet will be.
-  ModelQueue* PickReady(int executor, TimePoint now, TimePoint* next_wake) REQUIRES(mu_);
+  // The model whose ready queue this executor serves next (FairShare::Pick),
+  // or null; lowers `next_wake` to when a queue not ready yet will be.
+  ScheduledModel* PickReady(int executor, TimePoint now, TimePoint* next_wake) REQUIRES(mu_);
   // Answers queued requests whose deadline passed or whose client went away.
   // Returns with mu_ held; true when it answered any (it unlocked to do so).
   bool ExpireQueued(TimePoint now) REQUIRES(mu_);
   void ExecutorLoop(int id, uint64_t generation);
-  // Takes a batch of `q`, runs it unlocked, and accounts for it. False when
-  // the watchdog gave the batch up meanwhile: this thread must then leave,
-  // touching nothing (another thread has its slot).
-  bool RunBatch(int id, int tid, ModelQueue* q, TimePoint now) REQUIRES(mu_);
-  // What joined a running batch (TopUpFor).
-  struct Joined {
-    bool observed = false;  // the batch's size went to inferd_batch_size
-  };
+  // Takes a batch from `m`'s queue, runs it unlocked on `m`'s runner, and
+  // accounts for it. False when the watchdog gave the batch up meanwhile:
+  // this thread must then leave, touching nothing (another thread has its
+  // slot).
+  bool RunBatch(int id, int tid, ScheduledModel* m, TimePoint now) REQUIRES(mu_);
   // For a batch of raw requests of a model with pre-processing: requests
   // queued while it is pre-processed join it, up to the queue's ShareCap(),
   // unless another executor that may run the model is idle (it takes them
   // instead: batching never leaves a core idle). Null for other batches.
-  BatchRunner::TopUp TopUpFor(ModelQueue& q, const Batch& batch, RunningBatches::Token token,
-                              Joined* joined);
+  BatchRunner::TopUp TopUpFor(ScheduledModel& m, const Batch& batch, RunningBatches::Token token);
   // For a model whose batches are cut by length: takes back the groups its
   // runner will not run now (batch_runner.h) into the queue, unless the
   // scheduler is stopping, the model is being removed or the batch was
   // given up. Null for other models.
-  BatchRunner::GiveBack GiveBackFor(ModelQueue& q, RunningBatches::Token token);
+  BatchRunner::GiveBack GiveBackFor(ScheduledModel& m, RunningBatches::Token token);
   // The watchdog: answers running requests at their deadline and gives up
   // batches that run past their limit (running_batches.h). One thread.
   void WatchdogLoop();
@@ -97,25 +99,25 @@ class Scheduler::Impl {
   static void AnswerHung(const RunningBatches::Entry& hung, TimePoint now,
                          std::vector<QueuedRequest>* refused);
   void Release(size_t bytes, size_t requests) REQUIRES(mu_);
-  std::shared_ptr<ModelQueue> Find(ModelQueue* q) REQUIRES(mu_);
+  std::shared_ptr<ScheduledModel> Find(ScheduledModel* m) REQUIRES(mu_);
   // A loop, not remove_if: the analysis does not carry mu_ into a lambda.
   void PruneRemoved() REQUIRES(mu_);
   // The runner answers every request and never throws; this catch is the
   // last line that keeps the executor alive if even building its error
   // message failed (e.g. out of memory twice).
-  static void RunOnExecutor(ModelQueue& q, Batch& batch, TimePoint start,
+  static void RunOnExecutor(ScheduledModel& m, Batch& batch, TimePoint start,
                             const BatchRunner::TopUp& top_up,
                             const BatchRunner::GiveBack& give_back);
 
   Options options_;
-  // Guards everything below and every ModelQueue's state (each queue gets it
-  // at AddModel).
+  // Guards everything below and every ScheduledModel's state and queue (each
+  // gets it at AddModel).
   mutable Mutex mu_;
   CondVar cv_;        // work arrived, or a slot freed
   CondVar watch_cv_;  // a deadline or a batch to watch
   CondVar stuck_cv_;  // a given-up thread returned
   CondVar idle_cv_;   // no request outstanding
-  std::vector<std::shared_ptr<ModelQueue>> queues_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<ScheduledModel>> models_ GUARDED_BY(mu_);
   SchedulerAccounting accounting_ GUARDED_BY(mu_);  // held bytes, outstanding requests
   CalibrationTasks tasks_;                          // its own annotations (mu_)
   RunningBatches running_ GUARDED_BY(mu_);

@@ -4,14 +4,8 @@
 
 #include <map>
 
-#include "backend/fake/fake_backend.h"
-#include "scheduler/batch_runner.h"
-#include "unit/scheduler/test_util.h"
-
 namespace inferd::scheduler {
 namespace {
-
-using testing::Config;
 
 BatchCalibration Table(const std::map<int, double>& latency_ms) {
   BatchCalibration c;
@@ -89,58 +83,6 @@ TEST(BatchCalibrationTest, TheLadderSkipsSizesThatCannotFitTheBound) {
   EXPECT_TRUE(WorthMeasuring(8, 500, 0));  // no bound
 }
 
-// Calibrate with a fake model and a fake timer: each call "costs" what
-// cost_ms says for the batch the model just ran.
-class CalibrateTest : public ::testing::Test {
- protected:
-  BatchCalibration Run(config::ModelConfig config, std::map<int, double> cost_ms,
-                       CalibrationOptions options = {}) {
-    auto model = std::make_shared<backend::FakeModel>(config);
-    model_ = model;
-    BatchRunner::Options o;
-    o.name = "m:1";
-    o.config = config;
-    o.model = model;
-    BatchRunner runner(std::move(o));
-    options.timer = [model, cost_ms](const std::function<void()>& call) {
-      call();
-      const int batch = static_cast<int>(model->batch_sizes().back());
-      return cost_ms.at(batch);
-    };
-    return runner.Calibrate(options);
-  }
-  std::shared_ptr<backend::FakeModel> model_;
-};
-
-TEST_F(CalibrateTest, MeasuresTheLadderOnZeroInputsAndChooses) {
-  BatchCalibration c = Run(Config(8), {{1, 3.0}, {2, 5.0}, {4, 8.0}, {8, 17.0}});
-  ASSERT_TRUE(c.calibrated) << c.note;
-  ASSERT_EQ(c.sizes.size(), 4u);
-  EXPECT_EQ(c.sizes[3].batch, 8);
-  EXPECT_DOUBLE_EQ(c.sizes[3].latency_ms, 17.0);
-  EXPECT_EQ(c.max_batch, 4);
-  // Two warm-up calls per size, then timed rounds over all sizes.
-  const auto sizes = model_->batch_sizes();
-  EXPECT_EQ(std::vector<int64_t>(sizes.begin(), sizes.begin() + 8),
-            (std::vector<int64_t>{1, 1, 2, 2, 4, 4, 8, 8}));
-  EXPECT_EQ((sizes.size() - 8) % 4, 0u);
-  EXPECT_GE(sizes.size(), 8u + 2 * 4);
-  for (const auto& call : model_->calls()) {
-    for (float v : testing::Floats(call[0].tensor)) ASSERT_EQ(v, 0);
-  }
-}
-
-TEST_F(CalibrateTest, TheBudgetStopsTheLadder) {
-  CalibrationOptions options;
-  options.budget_s = 1e-3;  // 1 ms, capped: not even batch 2 fits after batch 1's 3 ms
-  options.max_budget_s = 1e-3;
-  BatchCalibration c = Run(Config(8), {{1, 3.0}, {2, 5.0}}, options);
-  ASSERT_TRUE(c.calibrated);
-  ASSERT_EQ(c.sizes.size(), 1u);
-  EXPECT_EQ(c.max_batch, 1);
-  EXPECT_NE(c.note.find("ladder stopped before batch 2"), std::string::npos) << c.note;
-}
-
 TEST(CalibrationBudgetTest, ScalesFromBatchOneBetweenTheFloorAndTheCap) {
   CalibrationOptions o;  // 1.5 s floor, 10 s cap, margin 1.25
   // Light: 1 ms at batch 1, ladder 1+2+4+8 = 15 items -> 75 ms wanted: the floor.
@@ -153,62 +95,6 @@ TEST(CalibrationBudgetTest, ScalesFromBatchOneBetweenTheFloorAndTheCap) {
   EXPECT_DOUBLE_EQ(CalibrationBudget(o, 8, 500.0, 0.5), 10.0);
   o.max_budget_s = 3;
   EXPECT_DOUBLE_EQ(CalibrationBudget(o, 8, 122.0, 0.5), 3.0);
-}
-
-TEST_F(CalibrateTest, AHeavyModelIsMeasuredAtEverySize) {
-  // 122 ms per item (ResNet-50 here): the fixed 1.5 s budget stopped before
-  // batch 4; the budget scaled from batch 1 covers 1, 2, 4 and 8 (with no
-  // bound on a batch's latency).
-  config::ModelConfig config = Config(8);
-  config.dynamic_batching.max_batch_latency_ms = 0;
-  BatchCalibration c = Run(config, {{1, 122.0}, {2, 200.0}, {4, 360.0}, {8, 900.0}});
-  ASSERT_TRUE(c.calibrated) << c.note;
-  ASSERT_EQ(c.sizes.size(), 4u) << c.note;
-  EXPECT_EQ(c.max_batch, 4);
-  EXPECT_NE(c.note.find("budget 9.15 s from batch 1's 122.00 ms"), std::string::npos) << c.note;
-  EXPECT_EQ(c.note.find("ladder stopped"), std::string::npos) << c.note;
-}
-
-TEST_F(CalibrateTest, ModelsThatCannotBeMeasuredKeepTheirConfig) {
-  EXPECT_FALSE(Run(Config(1), {}).calibrated);
-  auto off = Config(8);
-  off.dynamic_batching.calibrate = false;
-  BatchCalibration c = Run(off, {});
-  EXPECT_FALSE(c.calibrated);
-  EXPECT_EQ(c.note, "calibrate: false in config.yaml");
-  BatchCalibration variable = Run(Config(8, 0, {-1}), {});
-  EXPECT_FALSE(variable.calibrated);
-  EXPECT_NE(variable.note.find("variable dims"), std::string::npos);
-  EXPECT_TRUE(model_->batch_sizes().empty());
-}
-
-TEST_F(CalibrateTest, AModelThatFailsIsNotCalibrated) {
-  auto config = Config(8);
-  auto model = std::make_shared<backend::FakeModel>(config);
-  model->FailWith(Internal("zeros are not an image"));
-  BatchRunner::Options o;
-  o.name = "m:1";
-  o.config = config;
-  o.model = model;
-  CalibrationOptions options;
-  options.timer = WallTimer();
-  BatchCalibration c = BatchRunner(std::move(o)).Calibrate(options);
-  EXPECT_FALSE(c.calibrated);
-  EXPECT_NE(c.note.find("zeros are not an image"), std::string::npos) << c.note;
-}
-
-TEST_F(CalibrateTest, TheBoundOnABatchsLatencyStopsTheLadder) {
-  // 90 ms per item: batch 2 may fit 100 ms at best, batch 4 cannot.
-  BatchCalibration c = Run(Config(8), {{1, 90.0}, {2, 166.0}, {4, 352.0}, {8, 680.0}});
-  ASSERT_TRUE(c.calibrated) << c.note;
-  ASSERT_EQ(c.sizes.size(), 2u) << c.note;
-  EXPECT_EQ(c.max_batch, 1);
-  EXPECT_TRUE(c.sizes[1].too_long);
-  EXPECT_NE(c.note.find("not measured from batch 4: it would take over max_batch_latency_ms "
-                        "(100)"),
-            std::string::npos)
-      << c.note;
-  for (int64_t b : model_->batch_sizes()) EXPECT_LE(b, 2);
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "backend/fake/fake_backend.h"
-#include "scheduler/model_queue.h"
 #include "unit/scheduler/test_util.h"
 
 namespace inferd::scheduler {
@@ -61,12 +60,14 @@ class RecordingModel : public AddOneModel {
 
 class BatchRunnerTest : public ::testing::Test {
  protected:
-  BatchRunner MakeRunner(ModelHooks hooks, std::shared_ptr<backend::Model> model = nullptr) {
+  BatchRunner MakeRunner(ModelHooks hooks, std::shared_ptr<backend::Model> model = nullptr,
+                         BatchRunner::Metrics metrics = {}) {
     BatchRunner::Options o;
     o.name = "m:1";
     o.config = Config(8);
     o.model = model ? model : std::make_shared<backend::FakeModel>(o.config);
     o.hooks = std::move(hooks);
+    o.metrics = std::move(metrics);
     return BatchRunner(std::move(o));
   }
 
@@ -155,6 +156,21 @@ TEST_F(BatchRunnerTest, APreprocessHookThatThrowsFailsOnlyItsRequest) {
   ASSERT_TRUE(results_[3]->ok());
   EXPECT_EQ((*results_[3])->batch_size, 2);  // the two good requests ran together
   EXPECT_EQ(Floats((*results_[3])->outputs[0].tensor), (std::vector<float>{5, 6}));
+}
+
+TEST_F(BatchRunnerTest, RecordsTheItemsOfEachForwardAndNothingElse) {
+  auto sizes = std::make_shared<metrics::Histogram>(metrics::BatchSizeBuckets());
+  BatchRunner runner = MakeRunner(ParsingHooks(), nullptr, {sizes, nullptr, nullptr});
+  AddRaw("1");
+  AddRaw("bad");
+  AddRaw("5");
+  runner.Run(batch_, TimePoint());
+  EXPECT_EQ(sizes->count(), 1u) << "one forward";
+  EXPECT_EQ(sizes->sum(), 2) << "of the two requests that pre-processing kept";
+  batch_.clear();
+  AddRaw("bad");
+  runner.Run(batch_, TimePoint());
+  EXPECT_EQ(sizes->count(), 1u) << "no forward, nothing recorded";
 }
 
 TEST_F(BatchRunnerTest, APostprocessHookOutOfMemoryAnswers500) {

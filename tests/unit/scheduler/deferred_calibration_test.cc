@@ -74,7 +74,7 @@ class DeferredCalibrationTest : public ::testing::Test {
   metrics::Registry registry_;
   std::unique_ptr<Scheduler> scheduler_;
   std::shared_ptr<backend::FakeModel> model_;
-  std::shared_ptr<ModelQueue> queue_;
+  std::shared_ptr<ScheduledModel> queue_;
 };
 
 TEST_F(DeferredCalibrationTest, AKnownCalibrationIsAdoptedWithoutMeasuring) {

@@ -36,7 +36,7 @@ class IsolationTest : public ::testing::Test {
 
   struct Model {
     std::shared_ptr<backend::FakeModel> fake;
-    std::shared_ptr<ModelQueue> queue;
+    std::shared_ptr<ScheduledModel> queue;
   };
   Model Add(const std::string& name, config::ModelConfig config) {
     config.name = name;

@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "scheduler/batch_runner.h"
-#include "scheduler/model_queue.h"
 #include "unit/scheduler/test_util.h"
 
 namespace inferd::scheduler {
@@ -130,11 +129,12 @@ TEST(BatchRunnerByLengthTest, CutsTheBatchByLengthAndAnswersEveryRequestItsOwnRo
   o.name = "m:1";
   o.config = c;
   o.model = model;
-  BatchRunner runner(std::move(o));
-  ASSERT_EQ(runner.length_input(), 0);
   auto padded = std::make_shared<metrics::Counter>();
   auto real = std::make_shared<metrics::Counter>();
-  runner.set_token_counters(padded, real);
+  o.metrics.padded_tokens = padded;
+  o.metrics.real_tokens = real;
+  BatchRunner runner(std::move(o));
+  ASSERT_EQ(runner.length_input(), 0);
 
   const std::vector<int64_t> lengths = {2, 40, 3, 2};
   std::vector<QueuedRequest> batch;
@@ -226,31 +226,6 @@ TEST(BatchRunnerByLengthTest, GroupsTheQueueRefusesRunHereAfterTheOldestRequests
     ASSERT_TRUE(t.results[i] && t.results[i]->ok()) << i;
     EXPECT_EQ(Floats((*t.results[i])->outputs[0].tensor)[0], 100.0f * static_cast<float>(i) + 1);
   }
-}
-
-TEST(BatchRunnerByLengthTest, CalibrationFitsALengthCostOnAGridOfShapes) {
-  config::ModelConfig c = testing::Config(8, 0, {-1});
-  c.inputs[0].pad_value = 0;
-  c.outputs[0].dims = {-1};
-  auto model = std::make_shared<RecordingModel>();
-  BatchRunner::Options o;
-  o.name = "m:1";
-  o.config = c;
-  o.model = model;
-  BatchRunner runner(std::move(o));
-  CalibrationOptions options;
-  // A fake clock: 1 ms per call, 0.01 ms per token.
-  options.timer = [&](const std::function<void()>& call) {
-    call();
-    return 1.0 + 0.01 * static_cast<double>(NumElements(model->shapes.back()));
-  };
-  const BatchCalibration cal = runner.Calibrate(options);
-  EXPECT_TRUE(cal.by_length);
-  EXPECT_FALSE(cal.calibrated);
-  EXPECT_EQ(cal.length_points.size(), 6u);  // batch 1 and 4 at 16, 64 and 128 tokens
-  EXPECT_NEAR(cal.length_cost.fixed_ms, 1, 1e-6);
-  EXPECT_NEAR(cal.length_cost.token_ms, 0.01, 1e-9);
-  EXPECT_NE(cal.note.find("batches cut by length"), std::string::npos) << cal.note;
 }
 
 }  // namespace

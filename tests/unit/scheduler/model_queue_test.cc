@@ -28,11 +28,8 @@ QueuedRequest Req(Shape shape, TimePoint t, int priority = 0, TimePoint deadline
   return q;
 }
 
-ModelQueue MakeQueue(config::ModelConfig c) {
-  ModelSpec spec;
-  spec.name = "m:1";
-  spec.config = std::move(c);
-  return ModelQueue(std::move(spec), &test_mu);
+ModelQueue MakeQueue(const config::ModelConfig& c) {
+  return ModelQueue(QueueSpecOf("m:1", c, /*preprocess=*/false), &test_mu);
 }
 
 TEST(ModelQueueTest, NoDelayIsReadyAtOnceAndTakesWhatIsQueued) {
@@ -69,11 +66,7 @@ QueuedRequest RawReq(TimePoint t, TimePoint deadline = TimePoint::max()) {
 }
 
 TEST(ModelQueueTest, ARawHeadOfAModelWithPreprocessingIsReadyAtOnce) {
-  ModelSpec spec;
-  spec.name = "m:1";
-  spec.config = Config(8, 2000);
-  spec.hooks.preprocess = [](InferenceRequest&) { return Status::Ok(); };
-  ModelQueue q(std::move(spec), &test_mu);
+  ModelQueue q(QueueSpecOf("m:1", Config(8, 2000), /*preprocess=*/true), &test_mu);
   ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
   EXPECT_EQ(*q.ReadyTime(), kT0 + microseconds(2000)) << "tensors: the delay applies";
   q.TakeBatch(kT0 + microseconds(2000));
@@ -216,9 +209,25 @@ TEST(ModelQueueTest, ExpiredAndCancelledAreTakenOut) {
   EXPECT_EQ(q.EarliestDeadline(), TimePoint::max());
 }
 
+TEST(ModelQueueTest, MeasuredSizesReplaceTheConfiguredOnes) {
+  config::ModelConfig c = Config(8, 2000);
+  c.dynamic_batching.preferred_batch_sizes = {8};
+  auto q = MakeQueue(c);
+  EXPECT_EQ(q.max_items(), 8);
+  EXPECT_EQ(q.ExecutionLimit(), std::chrono::seconds(60)) << "nothing measured yet";
+  q.SetMeasuredSizes(ModelQueue::MeasuredSizes{2, {1, 2}, 0.003, 900});
+  EXPECT_EQ(q.max_items(), 2);
+  EXPECT_EQ(q.AsContender().cost_s, 0.003) << "batch 1's cost, until a batch is measured";
+  EXPECT_EQ(q.ExecutionLimit(), std::chrono::seconds(18)) << "20 x the slowest size measured";
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(q.Push(Req({1, 2}, kT0)).ok());
+  EXPECT_EQ(*q.ReadyTime(), kT0) << "2 items reach the largest measured size";
+  EXPECT_EQ(q.TakeBatch(kT0).items, 2);
+  q.SetMeasuredSizes(std::nullopt);
+  EXPECT_EQ(q.max_items(), 8) << "not calibrated: the config's max_batch_size";
+}
+
 TEST(ModelQueueTest, ConcurrencyCapAndExecutorSet) {
-  ModelSpec spec;
-  spec.config = Config(1);
+  QueueSpec spec = QueueSpecOf("m:1", Config(1), false);
   spec.max_concurrency = 1;
   spec.executor_ids = {1};
   ModelQueue q(std::move(spec), &test_mu);
@@ -258,9 +267,7 @@ TEST(ModelQueueTest, TheShareIsCappedByMaxItemsAndIsAllForOneExecutor) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(deep.Push(Req({4, 2}, kT0)).ok());
   EXPECT_EQ(deep.ShareCap(), 8) << "a share of 10, within max_batch_size";
   EXPECT_EQ(deep.TakeBatch(kT0).items, 8);
-  ModelSpec spec;
-  spec.name = "m:1";
-  spec.config = Config(8, 0);
+  QueueSpec spec = QueueSpecOf("m:1", Config(8, 0), false);
   spec.max_concurrency = 1;  // of 4 executors, one at a time may run it
   ModelQueue single(std::move(spec), &test_mu);
   single.set_executors(4);
