@@ -44,13 +44,17 @@ def batch_store(test_store, tmp_path_factory):
     copy_model(test_store, "identity_fp32", store, "batched_identity",
                config=with_config(read_config(test_store, "identity_fp32"), max_batch_size=8)
                + BATCHING)
+    # The slow models' deadlines are stated (120 s): what these tests check is
+    # batching, queue limits and the drain, not how fast a loaded machine runs
+    # a queue of ~100 ms forwards (the default 5 s passed under ASan on one core).
     copy_model(test_store, "slow", store, "batched_slow",
-               config=with_config(read_config(test_store, "slow"), max_batch_size=8) + BATCHING)
+               config=with_config(read_config(test_store, "slow"), max_batch_size=8,
+                                  request_timeout_ms=120000) + BATCHING)
     copy_model(test_store, "tiny_cnn", store, "batched_cnn",
                config=with_config(read_config(test_store, "tiny_cnn"), max_batch_size=8) + BATCHING)
     copy_model(test_store, "slow", store, "small_queue",
                config=with_config(read_config(test_store, "slow"), max_batch_size=1,
-                                  max_queue_size=4))
+                                  max_queue_size=4, request_timeout_ms=120000))
     padded = read_config(test_store, "identity_fp32").replace(
         "{name: input, datatype: FP32, shape: [-1]}",
         "{name: input, datatype: FP32, shape: [-1], pad_value: 0}")
@@ -409,9 +413,10 @@ def test_sigterm_under_load_drains(server_factory, test_store, tmp_path_factory)
     port closed); readiness turns false; the process exits 0 within the grace
     period."""
     store = tmp_path_factory.mktemp("drain-store")
+    # A deadline no machine passes: the drain must answer every queued request.
     copy_model(test_store, "slow", store, "small_queue",
                config=with_config(read_config(test_store, "slow"), max_batch_size=1,
-                                  max_queue_size=256))
+                                  max_queue_size=256, request_timeout_ms=120000))
     copy_model(test_store, "identity_fp32", store)
     grace = 30
     s = server_factory(store, "drain", drain_timeout=grace)
