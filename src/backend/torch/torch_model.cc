@@ -154,23 +154,32 @@ StatusOr<std::shared_ptr<Model>> TorchModel::Load(const LoadOptions& load,
     for (const ExecutionVariantTrial& t : report.trials) {
       if (t.name == report.chosen) fp32_ms = t.ms_per_item;
     }
-    ASSIGN_OR_RETURN(ChosenPrecision chosen,
-                     ChoosePrecision(eval, {module, channels_last, false}, load.config, model_dir,
-                                     fp32_ms, LoadOnnxCandidates(load), load.served_batch));
-    if (chosen.other) {
+    // In a scope of its own: ASSIGN_OR_RETURN's StatusOr lives to the end of
+    // the scope, and "moving" a torch::jit::Module copies the handle (it has
+    // no move constructor), so it would keep the fp32 weights alive.
+    std::optional<RuntimeCandidate> other;
+    {
+      ASSIGN_OR_RETURN(ChosenPrecision chosen,
+                       ChoosePrecision(eval, {module, channels_last, false}, load.config,
+                                       model_dir, fp32_ms, LoadOnnxCandidates(load),
+                                       load.served_batch));
       report.precision = std::move(chosen.report);
-      RuntimeCandidate other = std::move(*chosen.other);
+      if (chosen.other) {
+        other = std::move(chosen.other);
+      } else {
+        module = chosen.served.module;
+        channels_last = chosen.served.channels_last;
+        bf16_inputs = chosen.served.bf16_inputs;
+      }
+    }
+    if (other) {
       // Every torch copy of the weights goes before the chosen one is served.
-      chosen.served.module = ::torch::jit::Module();
       module = ::torch::jit::Module();
       eval = ::torch::jit::Module();
-      return ServeOtherRuntime(load, std::move(other), std::move(report),
+      memory::ReleaseFreeMemory();
+      return ServeOtherRuntime(load, std::move(*other), std::move(report),
                                options.executor_threads, start);
     }
-    module = chosen.served.module;
-    channels_last = chosen.served.channels_last;
-    bf16_inputs = chosen.served.bf16_inputs;
-    report.precision = std::move(chosen.report);
   }
   eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more
   auto model = std::shared_ptr<TorchModel>(
