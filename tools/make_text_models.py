@@ -14,6 +14,12 @@ of /var/lib/dpkg/status, each labelled with its package's Section.
     deberta_base     DeBERTa-style, 12 layers, d=768, SentencePiece 8000
     bert_small       BERT-style, 4 layers, d=256, WordPiece
     bert_base        BERT-style, 12 layers, d=768 (bert-base), WordPiece padded to 30522 entries
+    bert_traced_small, bert_traced_base
+                     BERT written op by op as Hugging Face's is (separate Q/K/V projections,
+                     -10000 additive mask, erf GELU, post-LayerNorm), 4 x 256 and 12 x 768,
+                     WordPiece as bert_base, **traced** (torch.jit.trace): the held-out traced
+                     encoder of issue 37, which `inferd optimize` exports to ONNX (the scripted
+                     nn.TransformerEncoder does not export with torch 1.13)
     texts/           64 real descriptions of mixed lengths, one file each (wrk, inferd bench)
     peer/            each SentencePiece model as ../shared/peers/fastapi_torch/text_app.py wants
                      it: <name>.pt, <name>.spm.model, <name>.labels.txt
@@ -223,6 +229,63 @@ def modules():
     return DebertaStyle, BertStyle
 
 
+def traced_bert_module():
+    """HfBert: BERT op by op as Hugging Face's modeling_bert writes it, for torch.jit.trace."""
+    import math
+    import torch
+    from torch import nn
+
+    class Layer(nn.Module):
+        def __init__(self, d, heads):
+            super().__init__()
+            self.heads, self.dh = heads, d // heads
+            self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.ff1, self.ff2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def split(self, x):
+            n, length, _ = x.shape
+            return x.view(n, length, self.heads, self.dh).permute(0, 2, 1, 3)
+
+        def forward(self, x, additive_mask):
+            q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh) + additive_mask
+            ctx = torch.matmul(torch.softmax(scores, -1), v).permute(0, 2, 1, 3)
+            ctx = ctx.reshape(x.shape[0], x.shape[1], -1)
+            x = self.ln1(x + self.o(ctx))
+            return self.ln2(x + self.ff2(nn.functional.gelu(self.ff1(x))))
+
+    class HfBert(nn.Module):
+        def __init__(self, vocab, d, layers, heads, classes, max_positions=512):
+            super().__init__()
+            self.word, self.position = nn.Embedding(vocab, d), nn.Embedding(max_positions, d)
+            self.segment = nn.Embedding(2, d)
+            self.norm = nn.LayerNorm(d)
+            self.layers = nn.ModuleList([Layer(d, heads) for _ in range(layers)])
+            self.pool, self.classify = nn.Linear(d, d), nn.Linear(d, classes)
+
+        def forward(self, input_ids, attention_mask):
+            positions = torch.arange(input_ids.shape[1]).unsqueeze(0)
+            x = self.word(input_ids) + self.position(positions)
+            x = self.norm(x + self.segment(torch.zeros_like(input_ids)))
+            additive = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+            for layer in self.layers:
+                x = layer(x, additive)
+            return self.classify(torch.tanh(self.pool(x[:, 0])))
+
+    return HfBert
+
+
+def trace(model):
+    """torch.jit.trace on two padded rows: shapes stay dynamic (sizes are traced ops)."""
+    import torch
+    ids = torch.randint(1, 1000, (2, 16), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones(2, 16, dtype=torch.long)
+    mask[1, 12:] = 0
+    with torch.no_grad():
+        return torch.jit.trace(model.eval(), (ids, mask))
+
+
 def init_weights(model, seed):
     """Seeded weights with BERT's initializer scale (std 0.02), so that a random deep encoder's
     logits stay spread rather than saturated."""
@@ -388,6 +451,15 @@ def build_bench(out):
         model = BertStyle(len(vocab), d, layers, heads, len(labels))
         init_weights(model, 3)
         md = write_model(out, name, script(model), f"BERT-style {layers} x {d}, random weights",
+                         "wordpiece", "vocab.txt", labels)
+        with open(os.path.join(md, "vocab.txt"), "w") as f:
+            f.write("\n".join(vocab) + "\n")
+    HfBert = traced_bert_module()
+    for name, d, layers, heads in [("bert_traced_small", 256, 4, 4),
+                                   ("bert_traced_base", 768, 12, 12)]:
+        model = HfBert(len(vocab), d, layers, heads, len(labels))
+        init_weights(model, 4)
+        md = write_model(out, name, trace(model), f"BERT op by op, {layers} x {d}, traced",
                          "wordpiece", "vocab.txt", labels)
         with open(os.path.join(md, "vocab.txt"), "w") as f:
             f.write("\n".join(vocab) + "\n")

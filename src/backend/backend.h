@@ -26,6 +26,11 @@
 //  - WeightBytes states what the loaded model holds for good (its parameters
 //    and buffers); the repository's memory budget reports it beside the
 //    resident memory a load adds.
+//  - A backend may load a candidate file of the same version through another
+//    backend (LoadOptions::peers: the torch backend's `precision: auto` tries
+//    the ONNX files `inferd optimize` wrote) and serve whichever its guard
+//    chose; the Model it returns is then that other backend's, and the
+//    losers are released before Load returns (one copy of the weights).
 #pragma once
 
 #include <memory>
@@ -64,9 +69,23 @@ class Model {
   virtual int64_t WeightBytes() const { return 0; }
 };
 
+class Backend;
+
 struct LoadOptions {
   std::string model_path;  // DIR/<model>/<version>/<model file> (registry.h)
   config::ModelConfig config;
+  // Loads a file through the backend its config.backend names (BackendSet
+  // sets itself here); null: no other runtime is tried. Not owned; valid
+  // for the duration of Load.
+  Backend* peers = nullptr;
+  // Intra-op threads for a backend whose model owns its pool (ONNX Runtime);
+  // 0: the backend's own choice (the widest executor). The guard times a
+  // candidate on one thread, as it times libtorch's.
+  int intra_op_threads = 0;
+  // The largest batch the model's queue forms, when an earlier load of this
+  // version calibrated it (scheduler/batch_calibration.h); 0: unknown, the
+  // config's sizes then stand for it (backend/runtime_choice.h).
+  int served_batch = 0;
 };
 
 class Backend {

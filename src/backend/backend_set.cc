@@ -30,7 +30,10 @@ StatusOr<std::shared_ptr<Model>> BackendSet::Load(const LoadOptions& options) {
                            "' is not built into this binary (it has: " + built +
                            "; docs/CONFIG.md says how to build it)");
   }
-  return it->second->Load(options);
+  if (options.peers) return it->second->Load(options);
+  LoadOptions with_peers = options;
+  with_peers.peers = this;  // a backend may load a candidate file through another
+  return it->second->Load(with_peers);
 }
 
 void BackendSet::InitExecutorThread(const std::vector<int>& cores, int num_threads) {

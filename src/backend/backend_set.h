@@ -30,6 +30,8 @@ class BackendSet : public Backend {
   static StatusOr<std::unique_ptr<BackendSet>> Create() { return Create(Options()); }
 
   // kInvalidArgument when the model's backend is not built into this binary.
+  // The backend gets this set as LoadOptions::peers (unless the caller set
+  // one), through which it may load candidate files with the others.
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   // Each backend sets up the calling thread its own way (libtorch's OpenMP
   // team; the others their thread counts).

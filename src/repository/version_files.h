@@ -12,13 +12,16 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/model_file.h"
+
 namespace inferd::repository {
 
-// File names in a version folder.
-inline constexpr std::string_view kTorchscriptFile = "model.pt";
-inline constexpr std::string_view kOnnxFile = "model.onnx";               // the ONNX export
-inline constexpr std::string_view kOnnxOptimizedFile = "model.opt.onnx";  // after ORT's fusions
-inline constexpr std::string_view kOnnxInt8File = "model.int8.onnx";      // int8 weights, dynamic
+// File names in a version folder (backend/model_file.h: the torch backend's
+// precision choice loads the ONNX ones too).
+using backend::kOnnxFile;
+using backend::kOnnxInt8File;
+using backend::kOnnxOptimizedFile;
+using backend::kTorchscriptFile;
 inline constexpr std::string_view kOptimizeReportFile = "optimize.json";  // what optimize measured
 
 // "torchscript", "onnx", "onnx_optimized", "onnx_int8", "xgboost"; empty for

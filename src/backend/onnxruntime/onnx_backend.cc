@@ -44,7 +44,8 @@ StatusOr<std::unique_ptr<OnnxBackend>> OnnxBackend::Create() {
 
 StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const LoadOptions& options) {
   OnnxModel::Options model_options;
-  model_options.threads = width_.threads();
+  model_options.threads =
+      options.intra_op_threads > 0 ? options.intra_op_threads : width_.threads();
   model_options.env = env_;
   ASSIGN_OR_RETURN(std::shared_ptr<OnnxModel> model, OnnxModel::Load(options, model_options));
   return std::shared_ptr<Model>(std::move(model));

@@ -9,6 +9,8 @@
 // core plan (InitExecutorThread tells; 1 before any did: then no extra thread
 // at all, each executor's Run stays on its own pinned core). Spinning of idle
 // intra-op threads is off (it would steal cycles from the other executors).
+// LoadOptions::intra_op_threads, when set, replaces that width (the torch
+// backend's guard times a candidate on one thread).
 // Thread-safety: Load from any thread; InitExecutorThread from executor threads.
 #pragma once
 

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 
 #include <spdlog/spdlog.h>
 
+#include "backend/model_file.h"
+#include "backend/runtime_choice.h"
 #include "backend/torch/execution_variants.h"
 #include "backend/torch/precision_passes.h"
 #include "backend/torch/precision_samples.h"
@@ -29,6 +33,10 @@ std::string What(const std::exception& e) {
   return what.substr(0, 300);
 }
 
+// One candidate's forward on a batch of samples: its outputs in order, floating
+// ones as fp32. Throws (std::exception) when the candidate fails.
+using Runner = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
 std::vector<at::Tensor> Run(const PrecisionModule& m, const std::vector<at::Tensor>& batch) {
   c10::InferenceMode inference_mode;
   ::torch::jit::Module module = m.module;
@@ -37,6 +45,36 @@ std::vector<at::Tensor> Run(const PrecisionModule& m, const std::vector<at::Tens
     out.push_back(t.scalar_type() == at::kBFloat16 ? t.to(at::kFloat) : t.contiguous());
   }
   return out;
+}
+
+Runner TorchRunner(const PrecisionModule& m) {
+  return [&m](const std::vector<at::Tensor>& batch) { return Run(m, batch); };
+}
+
+// Another backend's Model, fed the samples as the server feeds it: named
+// inferd::Tensors in the config's input order (no copy), its outputs in the
+// config's output order.
+Runner ModelRunner(Model& model, const config::ModelConfig& config) {
+  return [&model, &config](const std::vector<at::Tensor>& batch) {
+    std::vector<at::Tensor> inputs;  // keeps the bytes the tensors borrow alive
+    std::vector<NamedTensor> named;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      inputs.push_back(batch[i].contiguous());
+      const std::string name = i < config.inputs.size() ? config.inputs[i].name : "";
+      StatusOr<Tensor> t = FromTorch(inputs.back(), "input '" + name + "'");
+      if (!t.ok()) throw std::runtime_error(t.status().message());
+      named.push_back({name, std::move(t).value()});
+    }
+    StatusOr<std::vector<NamedTensor>> got = model.Execute(named);
+    if (!got.ok()) throw std::runtime_error(got.status().message());
+    std::vector<at::Tensor> out;
+    for (const NamedTensor& o : *got) {
+      StatusOr<at::Tensor> t = ToTorch(o.tensor, "output '" + o.name + "'");
+      if (!t.ok()) throw std::runtime_error(t.status().message());
+      out.push_back(t->clone());  // the model's buffer is its own
+    }
+    return out;
+  };
 }
 
 // Batch 0 with every input of 2 or more dims rolled by `shift` along its
@@ -55,15 +93,15 @@ std::vector<at::Tensor> Unseen(const std::vector<at::Tensor>& batch, int64_t shi
 
 // Min over `calls` of the time per item of `batch`, each call on inputs not
 // seen before (Unseen; `batch` as it is for a model that refuses them).
-double MsPerItem(const PrecisionModule& m, const std::vector<at::Tensor>& batch, int calls) {
+double MsPerItem(const Runner& run, const std::vector<at::Tensor>& batch, int calls) {
   double best = INFINITY;
   for (int i = 0; i < calls; ++i) {
     const std::vector<at::Tensor> inputs = Unseen(batch, i + 1);
     double ms = INFINITY;
     try {
-      ms = TimeCallMs([&] { Run(m, inputs); });
+      ms = TimeCallMs([&] { run(inputs); });
     } catch (const std::exception&) {
-      ms = TimeCallMs([&] { Run(m, batch); });
+      ms = TimeCallMs([&] { run(batch); });
     }
     best = std::min(best, ms);
   }
@@ -74,12 +112,12 @@ double MsPerItem(const PrecisionModule& m, const std::vector<at::Tensor>& batch,
 // request that arrives alone costs: a fixed cost per call, such as oneDNN
 // creating int8 primitives on every call, shows there and is amortised in the
 // batch). `per_item` when batch 0 is one item.
-double MsAlone(const PrecisionModule& m, const SampleSet& samples, int calls, double per_item) {
+double MsAlone(const Runner& run, const SampleSet& samples, int calls, double per_item) {
   const std::vector<at::Tensor>& batch = samples.batches.front();
   if (batch.front().size(0) == 1) return per_item;
   std::vector<at::Tensor> first;
   for (const at::Tensor& x : batch) first.push_back(x.narrow(0, 0, 1));
-  return MsPerItem(m, first, calls);
+  return MsPerItem(run, first, calls);
 }
 
 // The fp32 outputs of every batch, and each output's largest magnitude.
@@ -90,13 +128,13 @@ struct Reference {
 
 // Runs every sample through `m` and measures it against the reference into
 // `trial`; empty when it passes, else why it is refused.
-std::string Check(const PrecisionModule& m, const SampleSet& samples, const Reference& ref,
+std::string Check(const Runner& run, const SampleSet& samples, const Reference& ref,
                   PrecisionTrial* trial) {
   std::vector<double> diff(ref.scale.size(), 0);
   for (size_t b = 0; b < samples.batches.size(); ++b) {
     std::vector<at::Tensor> got;
     try {
-      got = Run(m, samples.batches[b]);
+      got = run(samples.batches[b]);
     } catch (const std::exception& e) {
       return "fails on sample batch " + std::to_string(b + 1) + ": " + What(e);
     }
@@ -194,24 +232,30 @@ std::vector<c10::IValue> PrecisionArguments(const PrecisionModule& m,
 StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
                                           const PrecisionModule& fp32,
                                           const config::ModelConfig& config,
-                                          const std::string& model_dir, double fp32_ms_per_item) {
+                                          const std::string& model_dir, double fp32_ms_per_item,
+                                          std::vector<RuntimeCandidate> others,
+                                          int calibrated_batch) {
   const std::string& name = config.name;
   const bool automatic = config.precision == config::Precision::kAuto;
   const std::string asked(config::Name(config.precision));
-  ChosenPrecision chosen{fp32, {asked, "fp32", 0, "", {}}};
+  ChosenPrecision chosen{fp32, std::nullopt, {}};
   PrecisionReport& report = chosen.report;
+  report.requested = asked;
+  report.chosen = "fp32";
+  report.file = std::string(kTorchscriptFile);
   auto refuse_request = [&](const std::string& why) {
     return FailedPrecondition("model '" + name + "': precision " + asked + " " + why +
                               "; use precision: fp32 or auto");
   };
-  const int64_t batch =
-      config.max_batch_size > 1 ? std::min<int64_t>(config.max_batch_size, kMaxSampleBatch) : 1;
+  report.served_batch = ServedBatch(config, calibrated_batch);
+  const int64_t batch = std::min<int64_t>(report.served_batch, kMaxSampleBatch);
   ::torch::jit::Module reference_module = fp32.module;
   ASSIGN_OR_RETURN(SampleSet samples,
                    MakeSamples(config, model_dir, reference_module,
                                fp32_ms_per_item > kSlowMsPerItem ? kDrawnSamplesSlow : kDrawnSamples,
                                batch));
   PrecisionTrial base{"fp32", true, 0, 0, 0, 0, 0, 0, ""};
+  base.file = report.file;
   Reference ref;
   std::string unusable;
   if (samples.batches.empty()) unusable = "no sample inputs (BYTES inputs): add a samples/ folder";
@@ -234,34 +278,59 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
     if (!automatic) return refuse_request("cannot be checked: " + unusable);
     base.verdict = "chosen: " + unusable;
     report.candidates.push_back(base);
-    spdlog::warn("model '{}': precision auto serves fp32: {}", name, unusable);
+    spdlog::warn("model '{}': precision auto serves fp32 on torchscript: {}", name, unusable);
     return chosen;
   }
   report.samples = samples.items;
   report.sample_source = samples.source;
+  report.timed_batch = static_cast<int>(samples.batches.front().front().size(0));
   // A slow model's first timing tells; a fast one's minimum over a few calls.
-  base.ms_per_item = MsPerItem(fp32, samples.batches.front(), 1);
+  const Runner reference = TorchRunner(fp32);
+  base.ms_per_item = MsPerItem(reference, samples.batches.front(), 1);
   const int calls = base.ms_per_item > kSlowMsPerItem ? 1 : kTimedCalls;
   if (calls > 1) {
     base.ms_per_item =
-        std::min(base.ms_per_item, MsPerItem(fp32, samples.batches.front(), calls));
+        std::min(base.ms_per_item, MsPerItem(reference, samples.batches.front(), calls));
   }
-  base.ms_alone = MsAlone(fp32, samples, calls, base.ms_per_item);
+  base.ms_alone = MsAlone(reference, samples, calls, base.ms_per_item);
   bool has_image_input = false;
   for (const at::Tensor& t : samples.batches.front()) {
     has_image_input |= t.dim() == 4 && at::isFloatingType(t.scalar_type());
   }
 
+  // Checks and times one built candidate into `t`; false when refused.
+  const auto measure = [&](const Runner& run, PrecisionTrial& t) {
+    t.built = true;
+    const std::string why = Check(run, samples, ref, &t);
+    if (!why.empty()) {
+      t.verdict = "refused: " + why;
+      return false;
+    }
+    t.ms_per_item = MsPerItem(run, samples.batches.front(), calls);
+    t.ms_alone = MsAlone(run, samples, calls, t.ms_per_item);
+    return true;
+  };
+  const std::string int8_name(config::Name(config::Precision::kInt8));
+  const std::string int8_not_served =
+      "auto does not serve int8 with this libtorch (its kernels are compiled anew for every "
+      "request: docs/PRECISION.md), precision: int8 does";
+
+  // The torch candidates: built[i] is report.candidates[i + 1]'s module, kept
+  // while auto may serve it.
   const std::vector<config::Precision> wanted =
       automatic ? std::vector<config::Precision>{config::Precision::kBf16, config::Precision::kInt8}
                 : std::vector<config::Precision>{config.precision};
   std::vector<std::optional<PrecisionModule>> built;
+  std::vector<bool> kept;  // per candidate: within the guard and timed
   report.candidates.push_back(base);
+  kept.push_back(true);
   for (const config::Precision precision : wanted) {
     PrecisionTrial t{std::string(config::Name(precision)), false, 0, 0, 0, 0, 0, 0, ""};
+    t.file = report.file;
     t.tolerance = config.precision_tolerance.value_or(
         precision == config::Precision::kBf16 ? kBf16Tolerance : kInt8Tolerance);
     std::optional<PrecisionModule> module;
+    bool ok = false;
     const std::string skip = automatic ? WhyNotBuilt(precision, eval) : "";
     if (!skip.empty()) {
       t.verdict = "not built: " + skip;
@@ -276,70 +345,85 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
         t.verdict = "not built: " + m.status().message();
         if (!automatic) return refuse_request("cannot be built: " + m.status().message());
       } else {
-        t.built = true;
-        std::string why = Check(*m, samples, ref, &t);
-        if (why.empty()) {
-          t.ms_per_item = MsPerItem(*m, samples.batches.front(), calls);
-          t.ms_alone = MsAlone(*m, samples, calls, t.ms_per_item);
-          module = std::move(m).value();
-        } else {
-          t.verdict = "refused: " + why;
-          if (!automatic) return refuse_request("is refused: " + why);
-        }
+        ok = measure(TorchRunner(*m), t);
+        if (!ok && !automatic) return refuse_request("is " + t.verdict);
+        // A candidate auto may not serve is not kept past its timing.
+        const bool servable = !automatic || kAutoServesInt8 || t.precision != int8_name;
+        if (ok && servable) module = std::move(m).value();
       }
     }
     report.candidates.push_back(t);
+    kept.push_back(ok);
     built.push_back(std::move(module));
   }
-
-  // The fastest kept candidate wins if it saves kMinGain of fp32's time
-  // both per item in a batch and on an item alone (a request by itself must
-  // not pay for the batch's gain); an explicit precision that was kept is
-  // served as asked.
-  const auto saves = [&](const PrecisionTrial& t) {
-    return t.ms_per_item <= base.ms_per_item * (1 - kMinGain) &&
-           t.ms_alone <= base.ms_alone * (1 - kMinGain);
-  };
-  size_t best = 0;  // index in report.candidates; 0 is fp32
-  for (size_t i = 1; i < report.candidates.size(); ++i) {
-    const PrecisionTrial& t = report.candidates[i];
-    if (!built[i - 1]) continue;
-    const bool servable = kAutoServesInt8 || t.precision != config::Name(config::Precision::kInt8);
-    if (!automatic ||
-        (servable && saves(t) && t.ms_per_item < report.candidates[best].ms_per_item)) {
-      best = i;
+  // The other runtimes' candidates (auto only: LoadOnnxCandidates loads none
+  // otherwise), each run by its backend.
+  const size_t first_other = report.candidates.size();
+  for (RuntimeCandidate& c : others) {
+    PrecisionTrial t{c.precision, false, 0, 0, 0, 0, 0, 0, ""};
+    t.runtime = c.runtime;
+    t.file = c.file;
+    t.tolerance = config.precision_tolerance.value_or(c.precision == "fp32" ? kFp32Tolerance
+                                                                            : kInt8Tolerance);
+    bool ok = false;
+    if (!c.model) {
+      t.verdict = "not built: " + c.error;
+    } else {
+      ok = measure(ModelRunner(*c.model, config), t);
+      if (!ok) c.model.reset();  // refused: released now
     }
+    report.candidates.push_back(t);
+    kept.push_back(ok);
   }
+
+  size_t best = 0;  // index in report.candidates; 0 is torch fp32
+  std::vector<CandidateTiming> timings;
+  for (size_t i = 0; i < report.candidates.size(); ++i) {
+    const PrecisionTrial& t = report.candidates[i];
+    CandidateTiming c{t.runtime + " " + t.precision, kept[i], "", t.ms_per_item, t.ms_alone};
+    if (automatic && !kAutoServesInt8 && t.runtime == "torchscript" && t.precision == int8_name) {
+      c.not_servable = int8_not_served;
+    }
+    timings.push_back(c);
+  }
+  const RuntimeChoice choice = ChooseRuntime(timings, report.timed_batch);
+  best = automatic ? choice.chosen : 1;  // an explicit precision that was kept is served
   for (size_t i = 0; i < report.candidates.size(); ++i) {
     PrecisionTrial& t = report.candidates[i];
-    const std::string vs_fp32 =
-        i == 0 ? ""
-               : Fmt("%.2fx", base.ms_per_item / std::max(t.ms_per_item, 1e-9)) +
-                     " fp32's speed per item, " +
-                     Fmt("%.2fx", base.ms_alone / std::max(t.ms_alone, 1e-9)) + " alone";
-    if (i == best) {
-      t.verdict = i == 0 ? "chosen: no kept candidate saves " +
-                               Fmt("%.0f", kMinGain * 100) + "% of fp32's time"
-                         : "chosen: " + vs_fp32;
-    } else if (i > 0 && built[i - 1]) {
-      t.verdict = "accepted, not chosen: " + vs_fp32;
-      if (!kAutoServesInt8 && t.precision == config::Name(config::Precision::kInt8)) {
-        t.verdict += "; auto does not serve int8 with this libtorch (its kernels are compiled "
-                     "anew for every request: docs/PRECISION.md), precision: int8 does";
+    t.ms_served = choice.ms_served[i];
+    if (!choice.verdicts[i].empty()) t.verdict = choice.verdicts[i];
+    if (!automatic && i == best) {
+      const std::string prefix = "accepted, not chosen: ";
+      if (t.verdict.rfind(prefix, 0) == 0) {
+        t.verdict = "chosen as asked: " + t.verdict.substr(prefix.size());
       }
-    } else if (i == 0) {
-      t.verdict = "the reference";
     }
+    if (!automatic && i == 0) t.verdict = "the reference";
+    // "precision bf16: ..." for libtorch's (as before other runtimes were
+    // tried), "precision int8 on onnxruntime (model.int8.onnx): ..." for others.
+    const std::string which = t.runtime == "torchscript"
+                                  ? t.precision
+                                  : t.precision + " on " + t.runtime + " (" + t.file + ")";
     spdlog::info("model '{}': precision {}: {} ms per item ({} alone), max error {} (tolerance "
                  "{}), top-1 {}/{}: {}",
-                 name, t.precision, Fmt("%.3f", t.ms_per_item), Fmt("%.3f", t.ms_alone),
-                 Fmt("%.3g", t.max_relative_error),
-                 Fmt("%.3g", t.tolerance), t.top1_agreed, t.top1_checked, t.verdict);
+                 name, which, Fmt("%.3f", t.ms_per_item), Fmt("%.3f", t.ms_alone),
+                 Fmt("%.3g", t.max_relative_error), Fmt("%.3g", t.tolerance), t.top1_agreed,
+                 t.top1_checked, t.verdict);
   }
-  report.chosen = report.candidates[best].precision;
-  if (best > 0) chosen.served = *built[best - 1];
-  spdlog::info("model '{}': precision {} serves {} (checked on {} samples, {})", name,
-               asked, report.chosen, report.samples, report.sample_source);
+  const PrecisionTrial& served = report.candidates[best];
+  report.chosen = served.precision;
+  report.runtime = served.runtime;
+  report.file = served.file;
+  if (best >= first_other) {
+    chosen.other = std::move(others[best - first_other]);
+  } else if (best > 0) {
+    chosen.served = *built[best - 1];
+  }
+  others.clear();  // the losers' sessions go now
+  spdlog::info("model '{}': precision {} serves {} on {} ({}, served batch {}, timed at {}) "
+               "(checked on {} samples, {})",
+               name, asked, report.chosen, report.runtime, report.file, report.served_batch,
+               report.timed_batch, report.samples, report.sample_source);
   return chosen;
 }
 

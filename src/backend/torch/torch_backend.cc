@@ -46,11 +46,12 @@ StatusOr<std::shared_ptr<Model>> TorchBackend::Load(const LoadOptions& options) 
   TorchModel::Options model_options;
   model_options.choose_variant = options_.choose_variant;
   model_options.warm_up = options_.warm_up;
-  ASSIGN_OR_RETURN(std::shared_ptr<TorchModel> model, TorchModel::Load(options, model_options));
-  return std::shared_ptr<Model>(std::move(model));
+  model_options.executor_threads = width_.threads();
+  return TorchModel::Load(options, model_options);
 }
 
 void TorchBackend::InitExecutorThread(const std::vector<int>& cores, int num_threads) {
+  width_.Note(cores, num_threads);
   Status status = ConfigureIntraOpPool(cores, num_threads);
   if (!status.ok()) spdlog::warn("torch: executor thread set-up: {}", status.message());
 }

@@ -8,8 +8,11 @@
 // module that keeps Python-only attributes, the unfrozen module is used and a
 // warning is logged), then the execution variant is chosen (verified and
 // timed, execution_variants.h), then, for `precision: auto | bf16 | int8`, the precision
-// (checked against fp32 on sample inputs, precision_choice.h). Load never throws: a
-// missing or unreadable file comes back as kInvalidArgument naming the path.
+// (checked against fp32 on sample inputs, precision_choice.h; with auto, the
+// ONNX files `inferd optimize` wrote are candidates too, loaded through
+// LoadOptions::peers, and one of them may be served instead). Load never
+// throws: a missing or unreadable file comes back as kInvalidArgument naming
+// the path.
 //
 // Thread-safety: Load may be called from several loader threads at once.
 // InitExecutorThread configures only the calling thread (OpenMP keeps one team
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/executor_width.h"
 
 // Namespace inferd::backend (not ...::torch, which would hide ::torch).
 namespace inferd::backend {
@@ -57,6 +61,7 @@ class TorchBackend : public Backend {
   explicit TorchBackend(const Options& options) : options_(options) {}
 
   Options options_;
+  ExecutorWidth width_;  // the widest executor (TorchModel::Options::executor_threads)
 };
 
 }  // namespace inferd::backend

@@ -7,7 +7,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backend/chosen_model.h"
 #include "backend/torch/execution_variants.h"
+#include "backend/torch/onnx_candidates.h"
 #include "backend/torch/precision_choice.h"
 #include "backend/torch/tensor_conversion.h"
 #include "memory/allocator.h"
@@ -57,6 +59,25 @@ Status CheckInputCount(::torch::jit::Module& module, const config::ModelConfig& 
   return Status::Ok();
 }
 
+// The other runtime's candidate that precision auto chose, served with the
+// choice as its report; the caller has dropped its torch modules first.
+StatusOr<std::shared_ptr<Model>> ServeOtherRuntime(const LoadOptions& load,
+                                                   RuntimeCandidate chosen, ExecutionReport report,
+                                                   int executor_threads,
+                                                   std::chrono::steady_clock::time_point start) {
+  const std::string file = chosen.file, runtime = chosen.runtime;
+  ASSIGN_OR_RETURN(std::shared_ptr<Model> served,
+                   ServeCandidate(load, std::move(chosen), executor_threads));
+  memory::ReleaseFreeMemory();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start).count();
+  spdlog::info("model '{}': loaded {} in {} ms: precision auto serves {} on {} ({}) in place of "
+               "model.pt",
+               load.config.name, load.model_path, ms, report.precision.chosen, runtime, file);
+  return std::shared_ptr<Model>(
+      std::make_shared<ChosenModel>(std::move(served), std::move(report)));
+}
+
 }  // namespace
 
 TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,
@@ -70,8 +91,8 @@ TorchModel::TorchModel(::torch::jit::Module module, config::ModelConfig config, 
       report_(std::move(report)),
       weight_bytes_(weight_bytes) {}
 
-StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
-                                                       const Options& options) {
+StatusOr<std::shared_ptr<Model>> TorchModel::Load(const LoadOptions& load,
+                                                  const Options& options) {
   const std::string& path = load.model_path;
   const std::string& name = load.config.name;
   std::error_code ec;
@@ -133,12 +154,32 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
     for (const ExecutionVariantTrial& t : report.trials) {
       if (t.name == report.chosen) fp32_ms = t.ms_per_item;
     }
-    ASSIGN_OR_RETURN(ChosenPrecision chosen, ChoosePrecision(eval, {module, channels_last, false},
-                                                             load.config, model_dir, fp32_ms));
-    module = chosen.served.module;
-    channels_last = chosen.served.channels_last;
-    bf16_inputs = chosen.served.bf16_inputs;
-    report.precision = std::move(chosen.report);
+    // In a scope of its own: ASSIGN_OR_RETURN's StatusOr lives to the end of
+    // the scope, and "moving" a torch::jit::Module copies the handle (it has
+    // no move constructor), so it would keep the fp32 weights alive.
+    std::optional<RuntimeCandidate> other;
+    {
+      ASSIGN_OR_RETURN(ChosenPrecision chosen,
+                       ChoosePrecision(eval, {module, channels_last, false}, load.config,
+                                       model_dir, fp32_ms, LoadOnnxCandidates(load),
+                                       load.served_batch));
+      report.precision = std::move(chosen.report);
+      if (chosen.other) {
+        other = std::move(chosen.other);
+      } else {
+        module = chosen.served.module;
+        channels_last = chosen.served.channels_last;
+        bf16_inputs = chosen.served.bf16_inputs;
+      }
+    }
+    if (other) {
+      // Every torch copy of the weights goes before the chosen one is served.
+      module = ::torch::jit::Module();
+      eval = ::torch::jit::Module();
+      memory::ReleaseFreeMemory();
+      return ServeOtherRuntime(load, std::move(*other), std::move(report),
+                               options.executor_threads, start);
+    }
   }
   eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more
   auto model = std::shared_ptr<TorchModel>(
@@ -159,7 +200,7 @@ StatusOr<std::shared_ptr<TorchModel>> TorchModel::Load(const LoadOptions& load,
   spdlog::info("model '{}': loaded {} in {} ms ({}, precision {}, variant {})", name, path, ms,
                frozen ? "frozen" : "not frozen", served_precision,
                model->report_.chosen.empty() ? "none" : model->report_.chosen);
-  return model;
+  return std::shared_ptr<Model>(std::move(model));
 }
 
 Status TorchModel::WarmUp() {

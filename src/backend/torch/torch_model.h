@@ -12,7 +12,10 @@
 // precision bf16, int8 or auto: chosen and checked against fp32 at load
 // (precision_choice.h). A bf16 module gets its floating inputs cast to bf16;
 // its bf16 outputs are cast back to the config's datatype (FP32 when the
-// config lists none).
+// config lists none). With auto, the ONNX files beside model.pt are
+// candidates too (onnx_candidates.h, through LoadOptions::peers): when one of
+// them wins, Load returns that backend's model wrapped as a ChosenModel
+// (backend/chosen_model.h), and no TorchModel is made.
 //
 // Thread-safety: Execute may be called concurrently from several threads; it
 // runs under c10::InferenceMode and touches no mutable state of its own
@@ -37,10 +40,13 @@ class TorchModel : public Model {
     // config's `variants:` asks; false: serve the frozen module untried.
     bool choose_variant = true;
     bool warm_up = true;
+    // Intra-op threads of the widest executor: an ONNX Runtime candidate
+    // chosen by precision auto is loaded again with them when more than one.
+    int executor_threads = 1;
   };
 
-  static StatusOr<std::shared_ptr<TorchModel>> Load(const LoadOptions& load,
-                                                    const Options& options);
+  // A TorchModel, or the other runtime's model precision auto chose.
+  static StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& load, const Options& options);
 
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
 

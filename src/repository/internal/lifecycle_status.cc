@@ -53,7 +53,11 @@ StatusOr<ModelStatus> Lifecycle::GetStatus(const std::string& model) const {
   FillCalibrations(s, handles);
   for (size_t i = 0; i < s.versions.size() && i < model_paths.size(); ++i) {
     const std::filesystem::path path(model_paths[i]);
-    s.versions[i].files = ListVersionFiles(path.parent_path().string(), path.filename().string());
+    // precision auto may serve another file of the folder (an ONNX candidate).
+    const auto& precision = s.versions[i].precision;
+    const std::string served =
+        precision && !precision->file.empty() ? precision->file : path.filename().string();
+    s.versions[i].files = ListVersionFiles(path.parent_path().string(), served);
   }
   return s;
 }

@@ -6,15 +6,17 @@ void ExportPrecision(metrics::Registry& registry, const std::string& model, int6
                      const backend::PrecisionReport& report) {
   if (report.requested.empty()) return;
   for (const backend::PrecisionTrial& t : report.candidates) {
-    const metrics::Labels labels = {
-        {"model", model}, {"version", std::to_string(version)}, {"precision", t.precision}};
+    const metrics::Labels labels = {{"model", model},
+                                    {"version", std::to_string(version)},
+                                    {"runtime", t.runtime},
+                                    {"precision", t.precision}};
     const std::string verdict = backend::VerdictClass(t, report);
     registry
         .GetGauge("inferd_model_precision_served",
                   "1 for the precision a model version is served in, 0 for each other "
                   "candidate measured at load",
                   labels)
-        .Set(t.precision == report.chosen ? 1 : 0);
+        .Set(backend::IsChosen(t, report) ? 1 : 0);
     registry
         .GetGauge("inferd_model_precision_candidate_kept",
                   "1 when the precision passed the accuracy guard at load, 0 when it was "
@@ -26,6 +28,16 @@ void ExportPrecision(metrics::Registry& registry, const std::string& model, int6
           .GetGauge("inferd_model_precision_candidate_ms_per_item",
                     "time per item of the precision on the sample inputs at load", labels)
           .Set(t.ms_per_item);
+      registry
+          .GetGauge("inferd_model_precision_candidate_ms_alone",
+                    "time of one item by itself on the sample inputs at load", labels)
+          .Set(t.ms_alone);
+      registry
+          .GetGauge("inferd_model_precision_candidate_ms_served",
+                    "what precision auto compares: the mean time per item over the served batch "
+                    "sizes (one item alone and the served batch)",
+                    labels)
+          .Set(t.ms_served);
     }
     if (t.built) {
       registry

@@ -39,6 +39,10 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
     if (config.variants == config::Variants::kAuto && earlier) lo.config.variants = *earlier;
     known_calibration = memory->calibration;
   }
+  // The batch the queue formed last time: what precision auto judges by.
+  if (known_calibration && known_calibration->calibrated && known_calibration->max_batch > 0) {
+    lo.served_batch = known_calibration->max_batch;
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<backend::Model> model, context.backend->Load(lo));
   if (memory) {
     const std::string chosen = model->execution_report().chosen;

@@ -79,15 +79,19 @@ TEST(ModelMetadata, ThePrecisionTableOfTheVersionShown) {
   auto v2 = WriteV2ModelMetadata(s, std::nullopt);
   ASSERT_TRUE(v2.ok());
   const std::string table =
-      R"("precision":{"requested":"auto","chosen":"fp32","samples":8,)"
-      R"("sample_source":"drawn for the declared shapes","candidates":[)"
-      R"({"precision":"fp32","built":true,"ms_per_item":0.5,"ms_alone":0.75,"max_rel_error":0,)"
+      R"("precision":{"requested":"auto","chosen":"fp32","runtime":"torchscript","file":"",)"
+      R"("samples":8,"sample_source":"drawn for the declared shapes","served_batch":1,)"
+      R"("timed_batch":1,"candidates":[)"
+      R"({"runtime":"torchscript","precision":"fp32","file":"","built":true,"ms_per_item":0.5,)"
+      R"("ms_alone":0.75,"ms_served":0,"max_rel_error":0,)"
       R"("top1_agreement":null,"top1_agreed":0,"top1_checked":0,"tolerance":0,)"
       R"("verdict":"chosen: no kept candidate saves 5%"},)"
-      R"({"precision":"bf16","built":true,"ms_per_item":0,"ms_alone":0,"max_rel_error":1.5,)"
+      R"({"runtime":"torchscript","precision":"bf16","file":"","built":true,"ms_per_item":0,)"
+      R"("ms_alone":0,"ms_served":0,"max_rel_error":1.5,)"
       R"("top1_agreement":0.25,"top1_agreed":1,"top1_checked":4,"tolerance":0.01,)"
       R"("verdict":"refused: max error 1.5"},)"
-      R"({"precision":"int8","built":false,"ms_per_item":0,"ms_alone":0,"max_rel_error":0,)"
+      R"({"runtime":"torchscript","precision":"int8","file":"","built":false,"ms_per_item":0,)"
+      R"("ms_alone":0,"ms_served":0,"max_rel_error":0,)"
       R"("top1_agreement":null,"top1_agreed":0,"top1_checked":0,"tolerance":0.05,)"
       R"("verdict":"not built: no VNNI"}]},)";
   EXPECT_NE(v2->find(table), std::string::npos) << *v2;

@@ -187,13 +187,15 @@ TEST_F(StoreCalibrationTest, TheAnnotationCarriesThePrecisionTable) {
   EXPECT_DOUBLE_EQ(double(candidates.at(1)["max_rel_error"]), 0.5);
   EXPECT_DOUBLE_EQ(double(candidates.at(1)["top1_agreement"]), 5.0 / 8);
   ASSERT_EQ(a.text.size(), 5u);
-  EXPECT_EQ(a.text[1], "precision auto: int8 (8 samples, drawn for the declared shapes)");
+  EXPECT_EQ(a.text[1],
+            "precision auto: torchscript int8 (8 samples, drawn for the declared shapes; served "
+            "batch 1, timed at 1)");
   EXPECT_EQ(a.text[3],
-            "  bf16           - ms/item  max error 5.00e-01 (tolerance 1.0e-02)  top-1 5/8  "
-            "refused: max error 0.5");
+            "  torchscript  bf16           - ms/item  max error 5.00e-01 (tolerance 1.0e-02)  "
+            "top-1 5/8  refused: max error 0.5");
   EXPECT_EQ(a.text[2],
-            "  fp32       2.000 ms/item, 3.000 alone  max error 0.00e+00 (the reference)  top-1 0/0  "
-            "the reference");
+            "  torchscript  fp32       2.000 ms/item, 3.000 alone  max error 0.00e+00 (the "
+            "reference)  top-1 0/0  the reference");
   EXPECT_THAT(a.text[4], HasSubstr("1.000 ms/item, 1.500 alone"));
   EXPECT_THAT(a.text[4], HasSubstr("chosen: 2.00x fp32's speed"));
 }
