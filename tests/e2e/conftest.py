@@ -15,6 +15,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
@@ -31,7 +32,7 @@ torch.set_num_threads(1)
 # ------------------------------------------------------------------ locations
 
 @pytest.fixture(scope="session")
-def inferd_bin(tmp_path_factory):
+def inferd_bin():
     path = os.environ.get("INFERD_BIN")
     if not path:
         pytest.fail("INFERD_BIN is not set: point it at the built binary (build/inferd); "
@@ -42,14 +43,22 @@ def inferd_bin(tmp_path_factory):
     path = os.path.abspath(path)
     cpus = os.environ.get("INFERD_E2E_CPUS")
     if not cpus:
-        return path
+        yield path
+        return
     # A wrapper that execs the binary under taskset: the process keeps the pid
-    # the tests see, and every test starts it the way it always does.
-    wrapper = os.path.join(str(tmp_path_factory.mktemp("confined")), "inferd")
+    # the tests see, and every test starts it the way it always does. Outside
+    # pytest's private tmp dir, so that a test running it as another user
+    # (test_optimize's read-only store) can too.
+    folder = tempfile.mkdtemp(prefix="inferd-confined-")
+    os.chmod(folder, 0o755)
+    wrapper = os.path.join(folder, "inferd")
     with open(wrapper, "w") as f:
         f.write(f'#!/bin/sh\nexec taskset -c {shlex.quote(cpus)} {shlex.quote(path)} "$@"\n')
     os.chmod(wrapper, 0o755)
-    return wrapper
+    try:
+        yield wrapper
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
