@@ -20,14 +20,14 @@ import json
 import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import sentencepiece as spm
 import torch
 
 from conftest import copy_model, stop_and_check
-from inferd_e2e import call, get, parse_metrics
+from inferd_e2e import get, parse_metrics
+from test_text import post_all
 
 MODELS = ["text_auto", "text_tight", "text_onnx"]
 CANDIDATES = {("torchscript", "fp32"), ("torchscript", "bf16"), ("torchscript", "int8"),
@@ -103,16 +103,6 @@ def logits_alone(store, model, sp, texts):
             x = torch.tensor([ids])
             rows.append(m(x, torch.ones_like(x))[0])
     return torch.stack(rows)
-
-
-def post_all(port, model, texts):
-    def one(text):
-        r = call(port, "POST", f"/predictions/{model}", text.encode("utf-8"),
-                 headers={"Content-Type": "text/plain; charset=utf-8"})
-        assert r.status == 200, f"{text[:60]!r}: {r}"
-        return r.json()
-    with ThreadPoolExecutor(8) as pool:
-        return list(pool.map(one, texts))
 
 
 def check_within(answers, logits, labels, tolerance):
