@@ -37,9 +37,10 @@ CacheMetrics::CacheMetrics(metrics::Registry& r)
                                 "resident memory above the server's base that no model's "
                                 "footprint accounts for (caches, free lists, activations); "
                                 "the memory budget carries it")),
-      cache_releases(&r.GetCounter("inferd_model_cache_releases_total",
-                                   "times the backend's caches (oneDNN primitives) were dropped "
-                                   "because memory outside the models' footprints grew")),
+      cache_releases(
+          &r.GetCounter("inferd_model_cache_releases_total",
+                        "times the backend's caches (Backend::ReleaseCaches) were dropped "
+                        "because memory outside the models' footprints grew")),
       quarantines(&r.GetCounter("inferd_model_quarantines_total",
                                 "model versions quarantined because a forward was given up")) {}
 

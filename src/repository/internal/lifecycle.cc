@@ -24,7 +24,8 @@ Lifecycle::Lifecycle(Options options)
     : options_(std::move(options)),
       store_(options_.store_dir),
       load_context_{options_.clock, options_.backend, options_.scheduler,
-                    options_.hooks_factory, options_.placement} {
+                    options_.hooks_factory, options_.placement},
+      ledger_(options_.memory_budget) {
   if (options_.metrics) metrics_ = std::make_unique<CacheMetrics>(*options_.metrics);
 }
 
@@ -42,8 +43,9 @@ Status Lifecycle::Init() {
   }
   // The server's base for the budget, before any model is loaded (read
   // outside mu_: it calls out).
-  if (options_.resident_bytes) base_resident_ = options_.resident_bytes();
+  const int64_t base = options_.resident_bytes ? options_.resident_bytes() : 0;
   MutexLock lock(&mu_);
+  ledger_.set_base(base);
   for (const auto& name : served) {
     if (!std::binary_search(names.begin(), names.end(), name)) startup_failed_ = true;
   }
@@ -331,17 +333,9 @@ void Lifecycle::RetryParkedLocked() {
 void Lifecycle::Released(uint64_t serial) {
   {
     MutexLock lock(&mu_);
-    auto it = charges_.find(serial);
-    if (it == charges_.end()) return;
-    const Charge c = it->second;
-    charges_.erase(it);
-    resident_ -= c.bytes;
-    if (c.evicting) evicting_ -= c.bytes;
-    if (Entry* e = FindLocked(c.model)) {
-      e->resident_bytes -= c.bytes;
-      if (c.retired) --e->retiring;
-      ForgetSeriesIfGoneLocked(*e);
-    }
+    const std::optional<std::string> model = ledger_.Release(serial);
+    if (!model) return;
+    if (Entry* e = FindLocked(*model)) ForgetSeriesIfGoneLocked(*e);
     UpdateGaugesLocked();
     RetryParkedLocked();
     // Instances dropped by a job are trimmed by that job (Carry); one released
@@ -367,9 +361,8 @@ void Lifecycle::ForgetSeriesIfGoneLocked(const Entry& e) {
   // A load under way has registered (or will register) its queue's series:
   // they are the next instance's, not leftovers.
   if (!options_.metrics || Loading(e.phase)) return;
-  for (const auto& [serial, c] : charges_) {
-    if (c.model == e.name) return;  // another version (or the one replacing it) is alive
-  }
+  // Another version (or the one replacing it) is alive.
+  if (ledger_.Holds(e.name)) return;
   // Under mu_ (the registry's own mutex is a leaf: it never calls out), so
   // that a load cannot start between the check and the removal.
   const size_t removed = RemoveModelSeries(*options_.metrics, e.name);

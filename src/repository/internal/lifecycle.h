@@ -11,17 +11,17 @@
 // ServedModel::Enqueue, on a request's thread, holding no lock: mu_ is taken
 // and released before the scheduler is called.
 //
-// The budget's ledger: every live ServedModel instance has a Charge (its
-// footprint bytes) from the moment it is installed until its destructor runs,
-// wherever that happens, so `resident_` is what loaded models hold now.
-// Victims chosen for eviction are marked `evicting` and no longer count as
-// committed, since the load thread that chose them drops their only handles
-// right after. A load that finds no room while models with requests in flight
-// hold the budget is parked (its requests keep waiting, up to their
-// deadlines) and retried when a request ends, memory is freed or a load ends.
-// The budget also carries `outside_`: resident memory above the base (read
-// at Init) that no footprint accounts for, re-read after every job while no
-// load runs (cache_policy.h says how eviction treats it).
+// The budget's ledger is a MemoryLedger (memory_ledger.h), kept under mu_:
+// every live ServedModel instance has a charge there from the moment it is
+// installed until its destructor runs (Released), wherever that happens.
+// Victims chosen for eviction no longer count as committed, since the load
+// thread that chose them drops their only handles right after. A load that
+// finds no room while models with requests in flight hold the budget is
+// parked (its requests keep waiting, up to their deadlines) and retried when
+// a request ends, memory is freed or a load ends. What is outside the
+// footprints is re-read after every job while no load runs (MeasureOutside),
+// and the backend's caches are dropped (Backend::ReleaseCaches) when the
+// ledger says they are due.
 // Each model's job and each version's service are state machines (phase.h):
 // Entry::phase and Version::phase change only through Step, which applies
 // Next. A QUARANTINED version (Quarantine) has no instance and is not loaded
@@ -44,6 +44,7 @@
 #include "repository/internal/cache_metrics.h"
 #include "repository/internal/deadline_timer.h"
 #include "repository/internal/load_pool.h"
+#include "repository/internal/memory_ledger.h"
 #include "repository/internal/phase.h"
 #include "repository/internal/version_loader.h"
 #include "repository/model_repository.h"
@@ -116,21 +117,13 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
     std::vector<Waiter> waiters;
     TimePoint lru_time{};  // last request, or the end of the last load
     std::optional<TimePoint> last_request;
-    int64_t resident_bytes = 0;  // charges of its live instances
-    int retiring = 0;            // retired instances still alive
-  };
-  struct Charge {
-    std::string model;
-    int64_t bytes = 0;
-    bool retired = false;
-    bool evicting = false;
   };
   // What the reserve step of a load hands to the load and install steps.
   struct LoadPlan {
     config::ModelConfig config;
     std::string dir;
     std::vector<std::tuple<StoredVersion, Footprint, std::shared_ptr<LoadMemory>>> todo;
-    int64_t reserve = 0;     // bytes added to reserved_ while it runs
+    int64_t reserve = 0;     // bytes reserved in the ledger while it runs
     bool measure = false;    // some version's footprint is not measured yet: load alone
     bool defer_calibration = false;
     Duration queued{};       // waited for a load thread, or for room
@@ -205,20 +198,20 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
       REQUIRES(mu_);
   void InstallLocked(Entry& e, int64_t version, uint64_t serial, StatusOr<ModelHandle> loaded,
                      Aftermath* after) REQUIRES(mu_);
-  // `measure`: re-read outside_ once the memory is back (the end of a job).
+  // `measure`: re-read what is outside the footprints once the memory is
+  // back (the end of a job).
   void Carry(Aftermath after, bool measure = false);
 
   // Budget.
-  int64_t CommittedLocked() const REQUIRES(mu_) { return resident_ - evicting_ + reserved_; }
-  // Re-reads `outside_` from the process's resident memory (a file read, so
-  // outside mu_); skipped while a load runs, whose memory is only partly there.
-  // Drops the backend's caches when `outside_` grew by a tenth of the budget
-  // since they were last dropped, or when no model is resident; then also
-  // recycles the load threads.
+  // Re-reads what is outside the footprints from the process's resident
+  // memory (a file read, so outside mu_); skipped while a load runs, whose
+  // memory is only partly there. Drops the backend's caches when the ledger
+  // says they are due; with no model resident, also recycles the threads.
   void MeasureOutside() EXCLUDES(mu_);
   bool EvictableLocked(const Entry& e) const REQUIRES(mu_);
   // Evicts so that `need` (and, where eviction can make room for them,
-  // `transient`, what the load holds only while it runs, and outside_) fits;
+  // `transient`, what the load holds only while it runs, and what is outside
+  // the footprints) fits;
   // `soft_left_out` (may be null): room was made for `need` alone.
   std::vector<ModelHandle> EvictLocked(const std::string& keep, int64_t need, int64_t transient,
                                        bool* fits, std::string* why_not, bool* soft_left_out)
@@ -253,18 +246,7 @@ class Lifecycle : public std::enable_shared_from_this<Lifecycle> {
   mutable Mutex mu_;
   CondVar startup_cv_;
   std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
-  std::map<uint64_t, Charge> charges_ GUARDED_BY(mu_);  // live instances by serial
-  uint64_t next_serial_ GUARDED_BY(mu_) = 1;
-  int64_t resident_ GUARDED_BY(mu_) = 0;  // sum of charges
-  int64_t evicting_ GUARDED_BY(mu_) = 0;  // charges of chosen victims
-  int64_t reserved_ GUARDED_BY(mu_) = 0;  // estimates of running loads
-  int64_t base_resident_ = 0;             // the process's resident bytes at Init
-  int64_t outside_ GUARDED_BY(mu_) = 0;   // resident - base - resident_, when last read
-  bool outside_left_out_ GUARDED_BY(mu_) = false;  // the last plan could not make room for it
-  int64_t outside_after_release_ GUARDED_BY(mu_) = 0;  // outside_ after the backend's caches went
-  // A model was resident since the threads were last recycled with nothing
-  // resident: what it left per thread is still there.
-  bool resident_since_recycle_ GUARDED_BY(mu_) = false;
+  MemoryLedger ledger_ GUARDED_BY(mu_);
   int startup_pending_ GUARDED_BY(mu_) = 0;
   bool startup_failed_ GUARDED_BY(mu_) = false;
   bool started_ GUARDED_BY(mu_) = false;

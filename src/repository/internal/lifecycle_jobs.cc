@@ -163,8 +163,7 @@ bool Lifecycle::RefreshFromStoreLocked(Entry& e, const StoredModel& stored, Afte
 
 void Lifecycle::RetireLocked(Entry& e, Version& slot, int64_t version, VersionEvent event,
                              Aftermath* after) {
-  if (auto c = charges_.find(slot.serial); c != charges_.end()) c->second.retired = true;
-  ++e.retiring;
+  ledger_.Retire(slot.serial);
   Step(e, slot, version, event);
   after->retire.push_back(std::move(slot.handle));
   slot.handle = nullptr;

@@ -99,15 +99,15 @@ std::optional<Lifecycle::LoadPlan> Lifecycle::ReserveLocked(Entry& e, TimePoint 
   }
   bool fits = true, soft_left_out = false;
   std::string why_not;
-  if (options_.memory_budget > 0) {
+  if (ledger_.limited()) {
     plan.victims = EvictLocked(name, need, peak - need, &fits, &why_not, &soft_left_out);
   }
   if (!fits) {
     int64_t pinned = 0;
     for (const auto& [other, o] : entries_) {
-      if (other != name && o.pinned) pinned += o.resident_bytes;
+      if (other != name && o.pinned) pinned += ledger_.ResidentOf(other);
     }
-    if (!e.waiters.empty() && need <= options_.memory_budget - pinned) {
+    if (!e.waiters.empty() && need <= ledger_.budget() - pinned) {
       // Room appears when the models in use go idle: the requests wait for it.
       Step(e, Event::kNoRoom);
       parked_.push_back(name);
@@ -123,7 +123,7 @@ std::optional<Lifecycle::LoadPlan> Lifecycle::ReserveLocked(Entry& e, TimePoint 
   }
   // The load's peak while it runs, unless no eviction could make room for it.
   plan.reserve = soft_left_out ? need : std::max(need, peak);
-  reserved_ += plan.reserve;
+  ledger_.Reserve(plan.reserve);
   plan.config = *e.config;
   plan.dir = e.dir;
   for (auto& [v, slot] : e.versions) {
@@ -161,7 +161,7 @@ std::vector<Lifecycle::LoadedVersion> Lifecycle::LoadVersions(const std::string&
     uint64_t serial = 0;
     {
       MutexLock l(&mu_);
-      serial = next_serial_++;
+      serial = ledger_.NewSerial();
     }
     const TimePoint start = options_.clock->Now();
     auto handle = LoadVersion(
@@ -194,7 +194,7 @@ std::vector<Lifecycle::LoadedVersion> Lifecycle::LoadVersions(const std::string&
 void Lifecycle::InstallAllLocked(Entry& e, const LoadPlan& plan, std::vector<LoadedVersion> loaded,
                                  Aftermath* after) {
   const std::string& name = e.name;
-  reserved_ -= plan.reserve;
+  ledger_.Unreserve(plan.reserve);
   for (auto& l : loaded) InstallLocked(e, l.version, l.serial, std::move(l.handle), after);
   const Version& top = e.versions.rbegin()->second;
   e.error = top.handle || top.error.empty() ? "" : top.error;
@@ -217,7 +217,7 @@ void Lifecycle::InstallAllLocked(Entry& e, const LoadPlan& plan, std::vector<Loa
     }
   }
   // The measured footprints may exceed the estimates: evict others if so.
-  if (options_.memory_budget > 0 && CommittedLocked() + outside_ > options_.memory_budget) {
+  if (ledger_.OverBudget()) {
     bool fits = true;
     auto more = EvictLocked(name, 0, 0, &fits, nullptr, nullptr);
     for (auto& h : more) after->retire.push_back(std::move(h));
@@ -226,7 +226,7 @@ void Lifecycle::InstallAllLocked(Entry& e, const LoadPlan& plan, std::vector<Loa
       spdlog::warn(
           "memory budget: {} committed, over the budget of {}: the rest is in use or "
           "pinned",
-          FormatBytes(CommittedLocked()), FormatBytes(options_.memory_budget));
+          FormatBytes(ledger_.committed()), FormatBytes(ledger_.budget()));
     }
   }
   UpdateGaugesLocked();
@@ -246,18 +246,14 @@ void Lifecycle::InstallLocked(Entry& e, int64_t version, uint64_t serial,
   }
   ModelHandle handle = std::move(*loaded);
   if (slot.handle) {
-    if (auto c = charges_.find(slot.serial); c != charges_.end()) c->second.retired = true;
-    ++e.retiring;
+    ledger_.Retire(slot.serial);
     after->retire.push_back(std::move(slot.handle));
   }
   Step(e, slot, version, VersionEvent::kLoaded);
   slot.error.clear();
   slot.footprint = handle->footprint();
   slot.serial = serial;  // taken before the load: the release callback carries it
-  charges_[slot.serial] = Charge{e.name, slot.footprint.bytes, false, false};
-  resident_ += slot.footprint.bytes;
-  resident_since_recycle_ = true;
-  e.resident_bytes += slot.footprint.bytes;
+  ledger_.Commit(slot.serial, e.name, slot.footprint.bytes);
   slot.handle = std::move(handle);
 }
 

@@ -69,7 +69,8 @@ ModelStatus Lifecycle::StatusLocked(const Entry& e, std::vector<ModelHandle>* ha
   s.error = e.config ? e.error : e.config_error;
   s.load = e.policy;
   s.pinned = e.pinned;
-  s.resident_bytes = e.resident_bytes;
+  s.resident_bytes = ledger_.ResidentOf(e.name);
+  const bool retiring = ledger_.RetiringOf(e.name) > 0;
   bool ready = false, quarantined = false;
   for (const auto& [v, slot] : e.versions) {
     VersionStatus vs;
@@ -87,7 +88,7 @@ ModelStatus Lifecycle::StatusLocked(const Entry& e, std::vector<ModelHandle>* ha
       vs.reason = slot.quarantine_reason;
       s.reason = slot.quarantine_reason;  // the highest quarantined version's
       quarantined = true;
-    } else if (e.retiring > 0) {
+    } else if (retiring) {
       vs.state = ModelState::kUnloading;
     }
     vs.resident = slot.handle != nullptr;
@@ -102,7 +103,7 @@ ModelStatus Lifecycle::StatusLocked(const Entry& e, std::vector<ModelHandle>* ha
     s.state = ModelState::kReady;
   } else if (quarantined) {
     s.state = ModelState::kQuarantined;  // its instance may still be retiring
-  } else if (e.retiring > 0) {
+  } else if (retiring) {
     s.state = ModelState::kUnloading;
   }
   if (e.last_request) {
