@@ -25,6 +25,8 @@
 #include "repository/memory_budget.h"
 #include "repository/model_repository.h"
 #include "scheduler/scheduler.h"
+#include "serving/request_metrics.h"
+#include "serving/services.h"
 #include "topology/core_plan.h"
 #include "topology/cpu_budget.h"
 #include "topology/plan_metrics.h"
@@ -224,14 +226,14 @@ int RunServe(const ServeOptions& options) {
   for (const auto& failure : mirrors.SetFromConfigs()) spdlog::error("mirror: {}", failure);
 
   std::atomic<bool> draining{false};
-  http::HttpServer::Services services;
-  services.dashboard = sampler->get();
+  // What every port's routes and handlers reach the server through.
+  serving::RequestMetrics request_metrics(&registry);
+  serving::Services services;
   services.repository = repo->get();
-  services.mirrors = &mirrors;
   services.metrics = &registry;
+  services.request_metrics = &request_metrics;
+  services.tap = &mirrors;
   services.ready = [&] { return !draining.load() && (*repo)->AllReady(); };
-  services.keys = keys.get();
-  services.tls = certificates.get();
 
   std::vector<std::unique_ptr<http::HttpServer>> servers;
   using Role = http::HttpServer::Role;
@@ -246,6 +248,10 @@ int RunServe(const ServeOptions& options) {
     ho.body_limit = options.body_limit;
     ho.threads = options.network_threads;
     ho.max_connections = options.max_connections;
+    ho.keys = keys.get();
+    ho.tls = certificates.get();
+    ho.dashboard = sampler->get();
+    ho.mirrors = &mirrors;
     auto server = http::HttpServer::Create(ho, services);
     if (!server.ok()) {
       spdlog::error("http: {}", server.status().message());
@@ -260,8 +266,8 @@ int RunServe(const ServeOptions& options) {
   go.max_message_bytes = options.body_limit;
   go.tls_cert = options.tls_cert;
   go.tls_key = options.tls_key;
-  auto grpc_server = grpc::GrpcServer::Create(
-      go, {services.repository, services.metrics, services.ready, keys.get(), &mirrors});
+  go.keys = keys.get();
+  auto grpc_server = grpc::GrpcServer::Create(go, services);
   if (!grpc_server.ok()) {
     spdlog::error("grpc: {}", grpc_server.status().message());
     return 1;

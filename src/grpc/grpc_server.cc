@@ -15,7 +15,6 @@
 
 #include "grpc/call_access.h"
 #include "grpc/handlers.h"
-#include "serving/request_metrics.h"
 
 namespace inferd::grpc {
 
@@ -25,8 +24,8 @@ using namespace inference;  // NOLINT: the generated message types
 // outlives GrpcServer when a scheduler completion still holds a call.
 class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
  public:
-  Impl(const Options& options, Services services)
-      : options_(options), services_(std::move(services)), request_metrics_(services_.metrics) {}
+  Impl(const Options& options, serving::Services services)
+      : options_(options), services_(std::move(services)) {}
 
   ~Impl() { Stop(); }
 
@@ -57,8 +56,6 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
       return Unavailable("cannot listen on the grpc port " + address);
     }
     port_ = static_cast<uint16_t>(bound);
-    context_.serving = {services_.repository, &request_metrics_, services_.tap};
-    context_.ready = services_.ready;
     return Status::Ok();
   }
 
@@ -111,7 +108,7 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
   // `kind`: the key the method needs (nullopt: open, the probes).
   template <typename Request, typename Response>
   void Listen(internal::QueueThread* q, Method<Request, Response> method,
-              void (*handle)(const ServiceContext&, const CallPtr<Request, Response>&),
+              void (*handle)(const serving::Services&, const CallPtr<Request, Response>&),
               std::optional<auth::Kind> kind) {
     using C = Call<Request, Response>;
     auto site = std::make_shared<typename C::Site>();
@@ -119,13 +116,14 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
     site->method = method;
     site->queue = q;
     site->gate = &gate_;
-    const auth::Authorizer* keys = kind ? services_.keys : nullptr;
-    site->handler = [ctx = &context_, handle, keys, kind](const CallPtr<Request, Response>& call) {
+    const auth::Authorizer* keys = kind ? options_.keys : nullptr;
+    site->handler = [services = &services_, handle, keys,
+                     kind](const CallPtr<Request, Response>& call) {
       if (keys) {
         ::grpc::Status refused = CheckCallAccess(*keys, *kind, call->context());
         if (!refused.ok()) return call->Respond([&](Response*) { return refused; });
       }
-      handle(*ctx, call);
+      handle(*services, call);
     };
     site->owner = shared_from_this();
     C::Listen(std::move(site));
@@ -160,9 +158,7 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
   static constexpr int kInferListeners = 8;
 
   Options options_;
-  Services services_;
-  serving::RequestMetrics request_metrics_;
-  ServiceContext context_;
+  serving::Services services_;
   AsyncService service_;
   std::vector<std::unique_ptr<internal::QueueThread>> queues_;
   std::unique_ptr<::grpc::Server> server_;
@@ -173,7 +169,7 @@ class GrpcServer::Impl : public std::enable_shared_from_this<GrpcServer::Impl> {
 };
 
 StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const Options& options,
-                                                         Services services) {
+                                                         serving::Services services) {
   if (!services.repository) return InvalidArgument("grpc server needs a repository");
   if (options.threads < 1) return InvalidArgument("grpc threads must be >= 1");
   // Debian builds Abseil without NDEBUG, which leaves absl::Mutex's deadlock

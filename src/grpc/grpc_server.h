@@ -15,7 +15,9 @@
 // UNAVAILABLE), wait for it to be idle, then Stop with what is left of the
 // drain's grace period. Stop before the repository is destroyed; scheduler
 // completions that come after Stop are dropped.
-// With Services::keys each call needs the key of its method (call_access.h).
+// With Options::keys each call needs the key of its method (call_access.h).
+// The handlers reach the server through serving::Services (serving/services.h),
+// the struct the HTTP ports get too.
 // With Options::tls_cert/tls_key the port speaks TLS only, through gRPC's
 // own file watcher (FileWatcherCertificateProvider): the files are re-read
 // every second and new connections take the new pair, without a restart.
@@ -30,9 +32,7 @@
 
 #include "auth/authorizer.h"
 #include "common/status.h"
-#include "metrics/registry.h"
-#include "repository/model_repository.h"
-#include "serving/inference_call.h"
+#include "serving/services.h"
 
 namespace inferd::grpc {
 
@@ -45,17 +45,12 @@ class GrpcServer {
     size_t max_message_bytes = 64ull << 20;  // larger requests are refused by gRPC
     std::chrono::milliseconds stop_grace{5000};
     std::string tls_cert, tls_key;  // PEM files; both empty = plaintext
+    const auth::Authorizer* keys = nullptr;  // null = no keys asked for
   };
 
-  struct Services {
-    repository::ModelRepository* repository = nullptr;  // required
-    metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
-    std::function<bool()> ready;                        // empty = always ready
-    const auth::Authorizer* keys = nullptr;             // null = no keys asked for
-    serving::RequestTap* tap = nullptr;  // may be null: no traffic mirroring
-  };
-
-  static StatusOr<std::unique_ptr<GrpcServer>> Create(const Options& options, Services services);
+  // `services.repository` is required.
+  static StatusOr<std::unique_ptr<GrpcServer>> Create(const Options& options,
+                                                      serving::Services services);
   ~GrpcServer();
 
   uint16_t port() const;

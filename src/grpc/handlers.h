@@ -2,7 +2,9 @@
 // a completion-queue thread when a call arrives and answering it once
 // (internal/unary_call.h). They must not block that thread: inference goes
 // through the scheduler, loads and unloads run on the repository's load threads.
-// Thread-safety: ServiceContext is read-only once built; handlers keep no state.
+// They reach the server through serving::Services (serving/services.h), the
+// struct the HTTP routes get too; built by the serve command, it outlives
+// every call. Thread-safety: handlers keep no state.
 #pragma once
 
 #include <functional>
@@ -12,14 +14,9 @@
 #include "grpc_predict_v2.grpc.pb.h"
 #include "repository/model_repository.h"
 #include "serving/inference_call.h"
+#include "serving/services.h"
 
 namespace inferd::grpc {
-
-// What the handlers share; built by GrpcServer, outlives every call.
-struct ServiceContext {
-  serving::Services serving;    // repository and request metrics
-  std::function<bool()> ready;  // server ready (models loaded, not draining); empty = ready
-};
 
 using AsyncService = inference::GRPCInferenceService::AsyncService;
 template <typename Request, typename Response>
@@ -28,32 +25,32 @@ template <typename Request, typename Response>
 using CallPtr = std::shared_ptr<Call<Request, Response>>;
 
 void HandleServerLive(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<inference::ServerLiveRequest, inference::ServerLiveResponse>& call);
 void HandleServerReady(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<inference::ServerReadyRequest, inference::ServerReadyResponse>& call);
 void HandleModelReady(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<inference::ModelReadyRequest, inference::ModelReadyResponse>& call);
 void HandleServerMetadata(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<inference::ServerMetadataRequest, inference::ServerMetadataResponse>& call);
 void HandleModelMetadata(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<inference::ModelMetadataRequest, inference::ModelMetadataResponse>& call);
 void HandleModelInfer(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<inference::ModelInferRequest, inference::ModelInferResponse>& call);
 
 // The repository extension.
 void HandleRepositoryIndex(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<inference::RepositoryIndexRequest, inference::RepositoryIndexResponse>& call);
-void HandleRepositoryModelLoad(const ServiceContext& ctx,
+void HandleRepositoryModelLoad(const serving::Services& services,
                                const CallPtr<inference::RepositoryModelLoadRequest,
                                              inference::RepositoryModelLoadResponse>& call);
-void HandleRepositoryModelUnload(const ServiceContext& ctx,
+void HandleRepositoryModelUnload(const serving::Services& services,
                                  const CallPtr<inference::RepositoryModelUnloadRequest,
                                                inference::RepositoryModelUnloadResponse>& call);
 

@@ -9,7 +9,7 @@ namespace inferd::grpc {
 
 using namespace inference;  // NOLINT: the generated message types
 
-void HandleServerLive(const ServiceContext&,
+void HandleServerLive(const serving::Services&,
                       const CallPtr<ServerLiveRequest, ServerLiveResponse>& call) {
   call->Respond([](ServerLiveResponse* r) {
     r->set_live(true);
@@ -17,9 +17,9 @@ void HandleServerLive(const ServiceContext&,
   });
 }
 
-void HandleServerReady(const ServiceContext& ctx,
+void HandleServerReady(const serving::Services& services,
                        const CallPtr<ServerReadyRequest, ServerReadyResponse>& call) {
-  bool ready = !ctx.ready || ctx.ready();
+  bool ready = !services.ready || services.ready();
   call->Respond([ready](ServerReadyResponse* r) {
     r->set_ready(ready);
     return ::grpc::Status::OK;
@@ -28,7 +28,7 @@ void HandleServerReady(const ServiceContext& ctx,
 
 // ready=false for a known model that is not ready (loading, failed,
 // unloaded); NOT_FOUND for an unknown model or version.
-void HandleModelReady(const ServiceContext& ctx,
+void HandleModelReady(const serving::Services& services,
                       const CallPtr<ModelReadyRequest, ModelReadyResponse>& call) {
   const ModelReadyRequest& req = call->request();
   Status st;
@@ -36,7 +36,7 @@ void HandleModelReady(const ServiceContext& ctx,
   if (!version.ok()) {
     st = version.status();
   } else {
-    st = ctx.serving.repository->Get(req.name(), *version).status();
+    st = services.repository->Get(req.name(), *version).status();
   }
   bool ready = st.ok();
   if (st.code() == StatusCode::kUnavailable) st = Status::Ok();
@@ -46,7 +46,7 @@ void HandleModelReady(const ServiceContext& ctx,
   });
 }
 
-void HandleServerMetadata(const ServiceContext&,
+void HandleServerMetadata(const serving::Services&,
                           const CallPtr<ServerMetadataRequest, ServerMetadataResponse>& call) {
   call->Respond([](ServerMetadataResponse* r) {
     r->set_name(serving::kServerName);
@@ -56,12 +56,12 @@ void HandleServerMetadata(const ServiceContext&,
   });
 }
 
-void HandleModelMetadata(const ServiceContext& ctx,
+void HandleModelMetadata(const serving::Services& services,
                          const CallPtr<ModelMetadataRequest, ModelMetadataResponse>& call) {
   const ModelMetadataRequest& req = call->request();
   StatusOr<serving::ModelMetadata> meta = [&]() -> StatusOr<serving::ModelMetadata> {
     ASSIGN_OR_RETURN(auto version, serving::ParseModelVersion(req.version()));
-    ASSIGN_OR_RETURN(auto status, ctx.serving.repository->GetStatus(req.name()));
+    ASSIGN_OR_RETURN(auto status, services.repository->GetStatus(req.name()));
     return serving::DescribeModel(status, version);
   }();
   call->Respond([meta = std::move(meta)](ModelMetadataResponse* r) {

@@ -13,12 +13,12 @@ using inference::ModelInferResponse;
 
 namespace {
 
-void InferWith(const ServiceContext& ctx,
+void InferWith(const serving::Services& services,
                const CallPtr<ModelInferRequest, ModelInferResponse>& call,
                const repository::ModelHandle& handle) {
   const serving::Call& info = call->info();
   auto answer_error = [&](const std::string& model, int64_t version, const Status& st) {
-    serving::CountAnswer(ctx.serving, info, model, version, st.code());
+    serving::CountAnswer(services, info, model, version, st.code());
     call->Respond([st](ModelInferResponse*) { return ToGrpcStatus(st); });
   };
   auto parsed = ParseModelInferRequest(call->request_owner());
@@ -28,7 +28,6 @@ void InferWith(const ServiceContext& ctx,
   auto request = serving::MakeInferenceRequest(handle->config(), std::move(*parsed), info.received);
   if (!request.ok()) return answer_error(handle->name(), handle->version(), request.status());
 
-  serving::Services services = ctx.serving;
   // The answer (kept by the call until it is sent) must not hold the call itself,
   // nor the model (the cache may unload it once its requests are done).
   auto done = [call, name = handle->name(), version = handle->version(), services, info,
@@ -51,17 +50,17 @@ void InferWith(const ServiceContext& ctx,
 // budget): the rest then runs on the repository's load thread when the load
 // ends, never blocking the queue thread; the wait is bounded by the call's
 // deadline (else the model's request_timeout_ms).
-void HandleModelInfer(const ServiceContext& ctx,
+void HandleModelInfer(const serving::Services& services,
                       const CallPtr<ModelInferRequest, ModelInferResponse>& call) {
   const ModelInferRequest& req = call->request();
   serving::AcquireModel(
-      ctx.serving, call->info(), req.model_name(), req.model_version(),
-      [ctx, call](StatusOr<serving::AcquiredModel> model) {
+      services, call->info(), req.model_name(), req.model_version(),
+      [services, call](StatusOr<serving::AcquiredModel> model) {
         if (!model.ok()) {  // counted by AcquireModel
           Status st = model.status();
           return call->Respond([st](ModelInferResponse*) { return ToGrpcStatus(st); });
         }
-        InferWith(ctx, call, model->handle);
+        InferWith(services, call, model->handle);
       });
 }
 

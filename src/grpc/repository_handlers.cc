@@ -18,9 +18,9 @@ repository::ModelRepository::DoneCallback AnswerWhenDone(const CallPtr<Request, 
 
 }  // namespace
 
-void HandleRepositoryIndex(const ServiceContext& ctx,
+void HandleRepositoryIndex(const serving::Services& services,
                            const CallPtr<RepositoryIndexRequest, RepositoryIndexResponse>& call) {
-  auto entries = serving::RepositoryIndex(ctx.serving.repository->List(), call->request().ready());
+  auto entries = serving::RepositoryIndex(services.repository->List(), call->request().ready());
   call->Respond([entries = std::move(entries)](RepositoryIndexResponse* r) {
     for (const auto& e : entries) {
       auto* m = r->add_models();
@@ -34,15 +34,15 @@ void HandleRepositoryIndex(const ServiceContext& ctx,
 }
 
 void HandleRepositoryModelLoad(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<RepositoryModelLoadRequest, RepositoryModelLoadResponse>& call) {
-  ctx.serving.repository->LoadAsync(call->request().model_name(), AnswerWhenDone(call));
+  services.repository->LoadAsync(call->request().model_name(), AnswerWhenDone(call));
 }
 
 void HandleRepositoryModelUnload(
-    const ServiceContext& ctx,
+    const serving::Services& services,
     const CallPtr<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>& call) {
-  ctx.serving.repository->UnloadAsync(call->request().model_name(), AnswerWhenDone(call));
+  services.repository->UnloadAsync(call->request().model_name(), AnswerWhenDone(call));
 }
 
 }  // namespace inferd::grpc

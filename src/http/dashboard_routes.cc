@@ -34,7 +34,8 @@ Handler ServeAsset(const std::string& name) {
 
 }  // namespace
 
-void AddDashboardRoutes(Router& router, const RouteContext& ctx) {
+void AddDashboardRoutes(Router& router, const serving::Services& services,
+                        dashboard::Sampler* sampler) {
   router.Add("GET", "/", [](const HttpRequest&, const PathParams&, Responder respond) {
     HttpResponse r;
     r.status = 302;
@@ -47,12 +48,12 @@ void AddDashboardRoutes(Router& router, const RouteContext& ctx) {
   router.Add("GET", "/dashboard/dashboard.css", ServeAsset("dashboard.css"));
   router.Add("GET", "/dashboard/dashboard.js", ServeAsset("dashboard.js"));
   router.Add("GET", "/dashboard/state",
-             [ctx](const HttpRequest& http, const PathParams&, Responder respond) {
+             [repository = services.repository, sampler](const HttpRequest& http, const PathParams&,
+                                                         Responder respond) {
                auto query = ParseDashboardQuery(http.query);
                if (!query.ok()) return Reply(respond, ErrorResponse(query.status()));
-               Reply(respond,
-                     Secured(JsonResponse(200, WriteDashboardState(ctx.repository->List(),
-                                                                   *ctx.dashboard, *query))));
+               Reply(respond, Secured(JsonResponse(
+                                  200, WriteDashboardState(repository->List(), *sampler, *query))));
              });
 }
 

@@ -11,15 +11,16 @@
 // or 403 (http/access_guard.h, docs/SECURITY.md). Every answer carries a
 // Content-Security-Policy that allows this origin only, so the page can load
 // nothing from elsewhere. Added when
-// RouteContext::dashboard is set; handlers never block (the sampler's
+// the server has a dashboard::Sampler; handlers never block (the sampler's
 // figures are read under its lock, copied out).
 #pragma once
 
 #include <array>
 #include <string_view>
 
-#include "http/route_context.h"
+#include "dashboard/sampler.h"
 #include "http/router.h"
+#include "serving/services.h"
 
 namespace inferd::http {
 
@@ -27,6 +28,7 @@ namespace inferd::http {
 inline constexpr std::array<std::string_view, 4> kDashboardPagePaths = {
     "/", "/dashboard", "/dashboard/dashboard.css", "/dashboard/dashboard.js"};
 
-void AddDashboardRoutes(Router& router, const RouteContext& ctx);
+void AddDashboardRoutes(Router& router, const serving::Services& services,
+                        dashboard::Sampler* sampler);
 
 }  // namespace inferd::http

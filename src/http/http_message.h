@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/status.h"
 
 namespace inferd::http {
 
@@ -28,8 +29,11 @@ struct HttpRequest {
   std::string content_type;                  // as sent; may be empty
   // Inference-Header-Content-Length (v2 binary tensor extension), when sent.
   std::optional<std::string> inference_header_length;
-  // X-Request-Timeout-Ms: the TorchServe API's per-request deadline, when sent.
-  std::optional<std::string> request_timeout_ms;
+  // X-Request-Timeout-Ms, the TorchServe API's per-request deadline, parsed
+  // once when the head is read (ParseRequestTimeout, request_head.h): none
+  // when not sent, else the deadline, or the kInvalidArgument that
+  // /predictions answers a malformed one with (the v2 routes ignore it).
+  std::optional<StatusOr<TimePoint>> timeout_deadline;
   std::shared_ptr<std::string> body = std::make_shared<std::string>();
   // Flipped by the connection when the client goes away (best effort).
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);

@@ -18,7 +18,6 @@
 #include "http/management_routes.h"
 #include "http/metrics_routes.h"
 #include "http/mirror_routes.h"
-#include "http/route_context.h"
 #include "http/status_map.h"
 #include "http/v2_routes.h"
 
@@ -41,13 +40,12 @@ std::string_view RoleName(HttpServer::Role role) {
 
 class HttpServer::Impl {
  public:
-  Impl(const Options& options, Services services)
+  Impl(const Options& options, serving::Services services)
       : options_(options),
         services_(std::move(services)),
         io_(std::make_shared<net::io_context>(std::max(1, options.threads))),
         acceptor_(net::make_strand(*io_)),
-        backoff_timer_(acceptor_.get_executor()),
-        request_metrics_(services_.metrics) {
+        backoff_timer_(acceptor_.get_executor()) {
     if (services_.metrics) {
       const metrics::Labels port{{"port", std::string(RoleName(options_.role))}};
       refused_counter_ = &services_.metrics->GetCounter(
@@ -77,7 +75,7 @@ class HttpServer::Impl {
     if (ec) return Unavailable("cannot listen on the " + where + ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
     BuildRoutes();
-    if (services_.keys) guard_.emplace(services_.keys, AccessKind(options_.role));
+    if (options_.keys) guard_.emplace(options_.keys, AccessKind(options_.role));
     return Status::Ok();
   }
 
@@ -162,26 +160,19 @@ class HttpServer::Impl {
   }
 
   void BuildRoutes() {
-    RouteContext ctx;
-    ctx.repository = services_.repository;
-    ctx.metrics = services_.metrics;
-    ctx.ready = services_.ready;
-    ctx.request_metrics = &request_metrics_;
-    ctx.dashboard = services_.dashboard;
-    ctx.mirrors = services_.mirrors;
     switch (options_.role) {
       case Role::kInference:
-        AddTorchServeInferenceRoutes(router_, ctx);
-        AddV2InferenceRoutes(router_, ctx);
-        AddMirrorReportRoute(router_, ctx);
+        AddTorchServeInferenceRoutes(router_, services_);
+        AddV2InferenceRoutes(router_, services_);
+        AddMirrorReportRoute(router_, options_.mirrors);
         break;
       case Role::kManagement:
-        AddMirrorManagementRoutes(router_, ctx);  // before /models/{m}/{v}
-        AddManagementRoutes(router_, ctx);
-        if (ctx.dashboard) AddDashboardRoutes(router_, ctx);
+        AddMirrorManagementRoutes(router_, options_.mirrors);  // before /models/{m}/{v}
+        AddManagementRoutes(router_, services_);
+        if (options_.dashboard) AddDashboardRoutes(router_, services_, options_.dashboard);
         break;
       case Role::kMetrics:
-        AddMetricsRoutes(router_, ctx);
+        AddMetricsRoutes(router_, services_);
         break;
     }
   }
@@ -241,9 +232,9 @@ class HttpServer::Impl {
       co.refusal->headers.emplace_back("Retry-After", "1");
     }
     std::shared_ptr<ConnectionBase> connection;
-    if (services_.tls) {
+    if (options_.tls) {
       connection = std::make_shared<TlsConnection>(std::move(socket), io_, &router_, std::move(co),
-                                                   services_.tls->Current());
+                                                   options_.tls->Current());
     } else {
       connection = std::make_shared<Connection>(std::move(socket), io_, &router_, std::move(co));
     }
@@ -274,7 +265,7 @@ class HttpServer::Impl {
   static constexpr int kMaxRefusing = 64;
 
   Options options_;
-  Services services_;
+  serving::Services services_;
   std::shared_ptr<net::io_context> io_;
   tcp::acceptor acceptor_;
   // The members from here to live_ are used on the acceptor's strand only.
@@ -286,7 +277,6 @@ class HttpServer::Impl {
   // Connections alive (served / being refused), counted by Connection itself.
   std::shared_ptr<std::atomic<int>> live_ = std::make_shared<std::atomic<int>>(0);
   std::shared_ptr<std::atomic<int>> refusing_ = std::make_shared<std::atomic<int>>(0);
-  serving::RequestMetrics request_metrics_;
   Router router_;
   std::optional<AccessGuard> guard_;  // set by Bind when keys are asked for
   std::vector<std::thread> threads_;
@@ -298,7 +288,7 @@ class HttpServer::Impl {
 };
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const Options& options,
-                                                         Services services) {
+                                                         serving::Services services) {
   if (options.role != Role::kMetrics && !services.repository) {
     return InvalidArgument(std::string(RoleName(options.role)) + " server needs a repository");
   }

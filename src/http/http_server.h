@@ -13,10 +13,13 @@
 // memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) the port backs off (10 ms doubling
 // to 1 s) instead of retrying at once, so that a full fd table does not turn
 // into a busy loop. Errors answer JSON {"error": "..."} with the status
-// status_map.h gives. With Services::keys each request needs the key of its
-// route (access_guard.h); with Services::tls the port speaks HTTPS only, each
-// new connection taking the certificate in force. Stop the server before the scheduler and repository it
-// points to are destroyed; completions that arrive after Stop are dropped.
+// status_map.h gives. With Options::keys each request needs the key of its
+// route (access_guard.h); with Options::tls the port speaks HTTPS only, each
+// new connection taking the certificate in force. The routes reach the rest
+// of the server through serving::Services (serving/services.h), the same
+// struct the gRPC handlers get. Stop the server before the scheduler and
+// repository it points to are destroyed; completions that arrive after Stop
+// are dropped.
 // Thread-safety: Create/Start/Stop from one thread.
 #pragma once
 
@@ -29,9 +32,8 @@
 #include "auth/authorizer.h"
 #include "common/status.h"
 #include "dashboard/sampler.h"
-#include "metrics/registry.h"
 #include "mirror/mirror_set.h"
-#include "repository/model_repository.h"
+#include "serving/services.h"
 #include "tls/certificate_store.h"
 
 namespace inferd::http {
@@ -54,19 +56,17 @@ class HttpServer {
     // Stop waits this long for responses in flight to be written (answers
     // the scheduler has already produced must reach their clients).
     std::chrono::milliseconds stop_grace{5000};
+    const auth::Authorizer* keys = nullptr;      // null = no keys asked for
+    const tls::CertificateStore* tls = nullptr;  // null = plain HTTP
+    dashboard::Sampler* dashboard = nullptr;     // management: GET /dashboard when set
+    // Its routes (mirror_routes.h); null = no traffic mirroring. Requests
+    // reach it as serving::Services::tap.
+    mirror::MirrorSet* mirrors = nullptr;
   };
 
-  struct Services {
-    repository::ModelRepository* repository = nullptr;  // required for inference/management
-    metrics::Registry* metrics = nullptr;               // may be null (nothing recorded)
-    std::function<bool()> ready;                        // empty = always ready
-    const auth::Authorizer* keys = nullptr;             // null = no keys asked for
-    const tls::CertificateStore* tls = nullptr;         // null = plain HTTP
-    dashboard::Sampler* dashboard = nullptr;  // management: GET /dashboard when set
-    mirror::MirrorSet* mirrors = nullptr;  // may be null: no traffic mirroring
-  };
-
-  static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options, Services services);
+  // `services.repository` is required for the inference and management roles.
+  static StatusOr<std::unique_ptr<HttpServer>> Create(const Options& options,
+                                                      serving::Services services);
   ~HttpServer();
 
   uint16_t port() const;

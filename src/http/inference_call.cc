@@ -1,7 +1,5 @@
 #include "http/inference_call.h"
 
-#include <charconv>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 
@@ -11,10 +9,6 @@
 
 namespace inferd::http {
 namespace {
-
-serving::Services ServicesOf(const RouteContext& ctx) {
-  return {ctx.repository, ctx.request_metrics, ctx.mirrors};
-}
 
 std::string_view VersionText(const PathParams& params) {
   auto it = params.find("version");
@@ -37,32 +31,23 @@ serving::Call CallFor(const HttpRequest& http) {
   serving::Call call;
   call.protocol = serving::Protocol::kHttp;
   call.received = http.received;
-  if (http.request_timeout_ms) {
-    // Checked (and a bad one answered) by the /predictions route.
-    const std::string& text = *http.request_timeout_ms;
-    int64_t ms = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-    if (ec == std::errc() && end == text.data() + text.size() && ms > 0) {
-      call.deadline = DeadlineAfter(
-          http.received, ms > INT64_MAX / 1000 ? std::chrono::microseconds::max()
-                                                : std::chrono::microseconds(ms * 1000));
-    }
-  }
+  // A bad one is answered by the /predictions route.
+  if (http.timeout_deadline && http.timeout_deadline->ok()) call.deadline = **http.timeout_deadline;
   call.is_cancelled = [flag = http.cancelled] { return flag->load(std::memory_order_relaxed); };
   return call;
 }
 
-void AnswerError(const RouteContext& ctx, const std::string& model, int64_t version,
+void AnswerError(const serving::Services& services, const std::string& model, int64_t version,
                  const HttpRequest& http, const Responder& respond, const Status& status) {
-  serving::CountAnswer(ServicesOf(ctx), CallFor(http), model, version, status.code());
+  serving::CountAnswer(services, CallFor(http), model, version, status.code());
   Reply(respond, ErrorResponse(status));
 }
 
-void AcquireModel(const RouteContext& ctx, const PathParams& params, const HttpRequest& http,
+void AcquireModel(const serving::Services& services, const PathParams& params, const HttpRequest& http,
                   const Responder& respond,
                   std::function<void(const HttpRequest&, serving::AcquiredModel)> then) {
   serving::AcquireModel(
-      ServicesOf(ctx), CallFor(http), params.at("model"), VersionText(params),
+      services, CallFor(http), params.at("model"), VersionText(params),
       [http, respond, then = std::move(then)](StatusOr<serving::AcquiredModel> model) {
         if (!model.ok()) {
           return Reply(respond, ErrorResponse(model.status()));  // counted by AcquireModel
@@ -71,10 +56,9 @@ void AcquireModel(const RouteContext& ctx, const PathParams& params, const HttpR
       });
 }
 
-void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& acquired,
+void SubmitInference(const serving::Services& services, const serving::AcquiredModel& acquired,
                      scheduler::InferenceRequest request, const HttpRequest& http,
                      Responder respond, ResponseEncoder encode) {
-  serving::Services services = ServicesOf(ctx);
   serving::Call call = CallFor(http);
   const repository::ModelHandle& model = acquired.handle;
   const double cold_start_ms = acquired.cold_start_ms;

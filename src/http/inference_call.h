@@ -20,12 +20,12 @@
 #include <string>
 
 #include "http/http_message.h"
-#include "http/route_context.h"
 #include "http/router.h"
 #include "repository/model_repository.h"
 #include "scheduler/inference_request.h"
 #include "serving/call.h"
 #include "serving/inference_call.h"
+#include "serving/services.h"
 
 namespace inferd::http {
 
@@ -42,16 +42,16 @@ serving::Call CallFor(const HttpRequest& http);
 // and calls `then` with it and the request (a copy that lives as long as the
 // call), at once or after a load. On failure answers the error (counted) and
 // does not call `then`.
-void AcquireModel(const RouteContext& ctx, const PathParams& params, const HttpRequest& http,
-                  const Responder& respond,
+void AcquireModel(const serving::Services& services, const PathParams& params,
+                  const HttpRequest& http, const Responder& respond,
                   std::function<void(const HttpRequest&, serving::AcquiredModel)> then);
 
 // Answers `status` as an error response and counts it against `model`.
-void AnswerError(const RouteContext& ctx, const std::string& model, int64_t version,
+void AnswerError(const serving::Services& services, const std::string& model, int64_t version,
                  const HttpRequest& http, const Responder& respond, const Status& status);
 
 // Enqueues `request` on `model`; answers through `respond` exactly once.
-void SubmitInference(const RouteContext& ctx, const serving::AcquiredModel& model,
+void SubmitInference(const serving::Services& services, const serving::AcquiredModel& model,
                      scheduler::InferenceRequest request, const HttpRequest& http,
                      Responder respond, ResponseEncoder encode);
 

@@ -5,11 +5,11 @@
 // See torchserve_codec.h (tensors) and pipeline/payload.h (raw bodies) for the body forms.
 #pragma once
 
-#include "http/route_context.h"
 #include "http/router.h"
+#include "serving/services.h"
 
 namespace inferd::http {
 
-void AddTorchServeInferenceRoutes(Router& router, const RouteContext& ctx);
+void AddTorchServeInferenceRoutes(Router& router, const serving::Services& services);
 
 }  // namespace inferd::http

@@ -41,8 +41,9 @@ Handler Guarded(Handler handler) {
   };
 }
 
-void Describe(const RouteContext& ctx, const PathParams& params, const Responder& respond) {
-  auto status = ctx.repository->GetStatus(params.at("model"));
+void Describe(const serving::Services& services, const PathParams& params,
+              const Responder& respond) {
+  auto status = services.repository->GetStatus(params.at("model"));
   if (!status.ok()) return Reply(respond, ErrorResponse(status.status()));
   bool all = params.count("version") && params.at("version") == "all";
   std::optional<int64_t> version;
@@ -56,7 +57,7 @@ void Describe(const RouteContext& ctx, const PathParams& params, const Responder
   Reply(respond, JsonResponse(200, std::move(*body)));
 }
 
-void Register(const RouteContext& ctx, const HttpRequest& http, Responder respond) {
+void Register(const serving::Services& services, const HttpRequest& http, Responder respond) {
   auto it = http.query.find("url");
   if (it == http.query.end() || it->second.empty()) {
     return Reply(respond, ErrorResponse(InvalidArgument(
@@ -64,11 +65,11 @@ void Register(const RouteContext& ctx, const HttpRequest& http, Responder respon
                               "model store")));
   }
   std::string name = ModelNameFromUrl(it->second);
-  ctx.repository->LoadAsync(name,
-                            AnswerWhenDone(std::move(respond), "Model \"" + name + "\" loaded"));
+  services.repository->LoadAsync(
+      name, AnswerWhenDone(std::move(respond), "Model \"" + name + "\" loaded"));
 }
 
-void Unregister(const RouteContext& ctx, const PathParams& params, Responder respond) {
+void Unregister(const serving::Services& services, const PathParams& params, Responder respond) {
   const std::string& name = params.at("model");
   if (params.count("version")) {
     return Reply(
@@ -76,12 +77,12 @@ void Unregister(const RouteContext& ctx, const PathParams& params, Responder res
         ErrorResponse(InvalidArgument("unloading one version is not supported; DELETE /models/" +
                                       name + " unloads every version")));
   }
-  ctx.repository->UnloadAsync(
+  services.repository->UnloadAsync(
       name, AnswerWhenDone(std::move(respond), "Model \"" + name + "\" unregistered"));
 }
 
-void Scale(const RouteContext& ctx, const PathParams& params, const Responder& respond) {
-  auto status = ctx.repository->GetStatus(params.at("model"));
+void Scale(const serving::Services& services, const PathParams& params, const Responder& respond) {
+  auto status = services.repository->GetStatus(params.at("model"));
   if (!status.ok()) return Reply(respond, ErrorResponse(status.status()));
   Reply(respond, JsonResponse(200, StatusJson("Model \"" + status->name +
                                               "\": nothing changed; instances and threads come "
@@ -89,7 +90,8 @@ void Scale(const RouteContext& ctx, const PathParams& params, const Responder& r
                                               "from min_worker/max_worker")));
 }
 
-void RepositoryIndex(const RouteContext& ctx, const HttpRequest& http, const Responder& respond) {
+void RepositoryIndex(const serving::Services& services, const HttpRequest& http,
+                     const Responder& respond) {
   bool ready_only = false;
   if (!http.body->empty()) {
     auto root = ParseJsonBody(*http.body);
@@ -97,7 +99,8 @@ void RepositoryIndex(const RouteContext& ctx, const HttpRequest& http, const Res
     bool v = false;
     if (root->root()["ready"].get(v) == simdjson::SUCCESS) ready_only = v;
   }
-  Reply(respond, JsonResponse(200, WriteV2RepositoryIndex(ctx.repository->List(), ready_only)));
+  Reply(respond,
+        JsonResponse(200, WriteV2RepositoryIndex(services.repository->List(), ready_only)));
 }
 
 }  // namespace
@@ -117,22 +120,25 @@ std::string ModelNameFromUrl(std::string_view url) {
   return std::string(url);
 }
 
-void AddManagementRoutes(Router& router, const RouteContext& ctx) {
+void AddManagementRoutes(Router& router, const serving::Services& services) {
   router.Add("GET", "/models",
-             Guarded([ctx](const HttpRequest&, const PathParams&, Responder respond) {
-               Reply(respond, JsonResponse(200, WriteTorchServeModelList(ctx.repository->List())));
+             Guarded([services](const HttpRequest&, const PathParams&, Responder respond) {
+               Reply(respond,
+                     JsonResponse(200, WriteTorchServeModelList(services.repository->List())));
              }));
   router.Add("POST", "/models",
-             Guarded([ctx](const HttpRequest& h, const PathParams&, Responder r) {
-               Register(ctx, h, std::move(r));
+             Guarded([services](const HttpRequest& h, const PathParams&, Responder r) {
+               Register(services, h, std::move(r));
              }));
-  auto describe = [ctx](const HttpRequest&, const PathParams& p, Responder r) {
-    Describe(ctx, p, r);
+  auto describe = [services](const HttpRequest&, const PathParams& p, Responder r) {
+    Describe(services, p, r);
   };
-  auto unregister = [ctx](const HttpRequest&, const PathParams& p, Responder r) {
-    Unregister(ctx, p, std::move(r));
+  auto unregister = [services](const HttpRequest&, const PathParams& p, Responder r) {
+    Unregister(services, p, std::move(r));
   };
-  auto scale = [ctx](const HttpRequest&, const PathParams& p, Responder r) { Scale(ctx, p, r); };
+  auto scale = [services](const HttpRequest&, const PathParams& p, Responder r) {
+    Scale(services, p, r);
+  };
   router.Add("GET", "/models/{model}", Guarded(describe));
   router.Add("GET", "/models/{model}/{version}", Guarded(describe));
   router.Add("DELETE", "/models/{model}", Guarded(unregister));
@@ -141,19 +147,19 @@ void AddManagementRoutes(Router& router, const RouteContext& ctx) {
   router.Add("PUT", "/models/{model}/{version}", Guarded(scale));
 
   router.Add("POST", "/v2/repository/index",
-             Guarded([ctx](const HttpRequest& h, const PathParams&, Responder r) {
-               RepositoryIndex(ctx, h, r);
+             Guarded([services](const HttpRequest& h, const PathParams&, Responder r) {
+               RepositoryIndex(services, h, r);
              }));
   router.Add("POST", "/v2/repository/models/{model}/load",
-             Guarded([ctx](const HttpRequest&, const PathParams& p, Responder r) {
+             Guarded([services](const HttpRequest&, const PathParams& p, Responder r) {
                const std::string& name = p.at("model");
-               ctx.repository->LoadAsync(
+               services.repository->LoadAsync(
                    name, AnswerWhenDone(std::move(r), "Model \"" + name + "\" loaded"));
              }));
   router.Add("POST", "/v2/repository/models/{model}/unload",
-             Guarded([ctx](const HttpRequest&, const PathParams& p, Responder r) {
+             Guarded([services](const HttpRequest&, const PathParams& p, Responder r) {
                const std::string& name = p.at("model");
-               ctx.repository->UnloadAsync(
+               services.repository->UnloadAsync(
                    name, AnswerWhenDone(std::move(r), "Model \"" + name + "\" unloaded"));
              }));
 }

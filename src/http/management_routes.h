@@ -20,12 +20,12 @@
 // an exception from any handler is answered 500 with its message.
 #pragma once
 
-#include "http/route_context.h"
 #include "http/router.h"
+#include "serving/services.h"
 
 namespace inferd::http {
 
-void AddManagementRoutes(Router& router, const RouteContext& ctx);
+void AddManagementRoutes(Router& router, const serving::Services& services);
 
 // "s3://bucket/resnet18.mar" -> "resnet18"; "digits" -> "digits".
 std::string ModelNameFromUrl(std::string_view url);

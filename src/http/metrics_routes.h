@@ -2,11 +2,11 @@
 // format (Content-Type text/plain; version=0.0.4).
 #pragma once
 
-#include "http/route_context.h"
 #include "http/router.h"
+#include "serving/services.h"
 
 namespace inferd::http {
 
-void AddMetricsRoutes(Router& router, const RouteContext& ctx);
+void AddMetricsRoutes(Router& router, const serving::Services& services);
 
 }  // namespace inferd::http

@@ -27,8 +27,8 @@ void WriteLatency(JsonWriter& w, const char* key, const mirror::LatencySummary& 
   w.EndObject();
 }
 
-void Answer(const RouteContext& ctx, const std::string& model, const Responder& respond) {
-  auto report = ctx.mirrors->Report(model);
+void Answer(mirror::MirrorSet* mirrors, const std::string& model, const Responder& respond) {
+  auto report = mirrors->Report(model);
   if (!report.ok()) return Reply(respond, ErrorResponse(report.status()));
   Reply(respond, JsonResponse(200, WriteMirrorReport(*report)));
 }
@@ -136,38 +136,38 @@ std::string WriteMirrorReport(const mirror::MirrorReport& r) {
   return w.Take();
 }
 
-void AddMirrorReportRoute(Router& router, const RouteContext& ctx) {
+void AddMirrorReportRoute(Router& router, mirror::MirrorSet* mirrors) {
   router.Add("GET", "/v2/models/{model}/mirror",
-             [ctx](const HttpRequest&, const PathParams& p, Responder respond) {
-               if (!ctx.mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
-               Answer(ctx, p.at("model"), respond);
+             [mirrors](const HttpRequest&, const PathParams& p, Responder respond) {
+               if (!mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
+               Answer(mirrors, p.at("model"), respond);
              });
 }
 
-void AddMirrorManagementRoutes(Router& router, const RouteContext& ctx) {
+void AddMirrorManagementRoutes(Router& router, mirror::MirrorSet* mirrors) {
   router.Add("GET", "/models/{model}/mirror",
-             [ctx](const HttpRequest&, const PathParams& p, Responder respond) {
-               if (!ctx.mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
-               Answer(ctx, p.at("model"), respond);
+             [mirrors](const HttpRequest&, const PathParams& p, Responder respond) {
+               if (!mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
+               Answer(mirrors, p.at("model"), respond);
              });
   router.Add("PUT", "/models/{model}/mirror",
-             [ctx](const HttpRequest& http, const PathParams& p, Responder respond) {
-               if (!ctx.mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
+             [mirrors](const HttpRequest& http, const PathParams& p, Responder respond) {
+               if (!mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
                auto config = ParseMirrorBody(*http.body);
                if (!config.ok()) return Reply(respond, ErrorResponse(config.status()));
                // A remote host name is resolved here, on the network thread
                // (once, at set-up; a literal address resolves at once).
-               Status st = ctx.mirrors->Set(p.at("model"), *config);
+               Status st = mirrors->Set(p.at("model"), *config);
                if (!st.ok()) return Reply(respond, ErrorResponse(st));
-               Answer(ctx, p.at("model"), respond);
+               Answer(mirrors, p.at("model"), respond);
              });
   router.Add("DELETE", "/models/{model}/mirror",
-             [ctx](const HttpRequest&, const PathParams& p, Responder respond) {
-               if (!ctx.mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
+             [mirrors](const HttpRequest&, const PathParams& p, Responder respond) {
+               if (!mirrors) return Reply(respond, ErrorResponse(NoMirrors()));
                const std::string& model = p.at("model");
-               auto last = ctx.mirrors->Report(model);
+               auto last = mirrors->Report(model);
                if (!last.ok()) return Reply(respond, ErrorResponse(last.status()));
-               Status st = ctx.mirrors->Remove(model);
+               Status st = mirrors->Remove(model);
                if (!st.ok()) return Reply(respond, ErrorResponse(st));
                Reply(respond, JsonResponse(200, WriteMirrorReport(*last)));
              });

@@ -14,14 +14,15 @@
 
 #include <string>
 
-#include "http/route_context.h"
 #include "http/router.h"
 #include "mirror/mirror.h"
+#include "mirror/mirror_set.h"
 
 namespace inferd::http {
 
-void AddMirrorReportRoute(Router& router, const RouteContext& ctx);
-void AddMirrorManagementRoutes(Router& router, const RouteContext& ctx);
+// `mirrors` may be null: the server runs without mirroring (503).
+void AddMirrorReportRoute(Router& router, mirror::MirrorSet* mirrors);
+void AddMirrorManagementRoutes(Router& router, mirror::MirrorSet* mirrors);
 
 // The report as JSON (exposed for tests).
 std::string WriteMirrorReport(const mirror::MirrorReport& report);

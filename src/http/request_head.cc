@@ -1,5 +1,9 @@
 #include "http/request_head.h"
 
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+
 #include "http/json_body.h"
 
 namespace inferd::http {
@@ -58,12 +62,28 @@ HttpRequest ToHttpRequest(BeastRequest&& message, TimePoint received) {
   req.content_type = std::string(message[bhttp::field::content_type]);
   auto ihcl = message.find("Inference-Header-Content-Length");
   if (ihcl != message.end()) req.inference_header_length = std::string(ihcl->value());
+  req.received = received;
   auto timeout = message.find("X-Request-Timeout-Ms");
-  if (timeout != message.end()) req.request_timeout_ms = std::string(timeout->value());
+  if (timeout != message.end()) {
+    const auto text = timeout->value();
+    req.timeout_deadline =
+        ParseRequestTimeout(std::string_view(text.data(), text.size()), received);
+  }
   *req.body = std::move(message.body());
   ReservePadding(*req.body);
-  req.received = received;
   return req;
+}
+
+StatusOr<TimePoint> ParseRequestTimeout(std::string_view text, TimePoint received) {
+  int64_t ms = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size() || ms <= 0) {
+    return InvalidArgument(
+        "header X-Request-Timeout-Ms: expected a positive integer (milliseconds), got '" +
+        std::string(text) + "'");
+  }
+  return DeadlineAfter(received, ms > INT64_MAX / 1000 ? std::chrono::microseconds::max()
+                                                       : std::chrono::microseconds(ms * 1000));
 }
 
 }  // namespace inferd::http

@@ -20,6 +20,11 @@ using BeastRequest = boost::beast::http::request<boost::beast::http::string_body
 // Moves the body out of `message`. `received` stamps the request.
 HttpRequest ToHttpRequest(BeastRequest&& message, TimePoint received);
 
+// The X-Request-Timeout-Ms header's text -> its deadline, `received` plus
+// that many milliseconds (saturating). kInvalidArgument quoting the text for
+// anything but a positive integer.
+StatusOr<TimePoint> ParseRequestTimeout(std::string_view text, TimePoint received);
+
 // "/a%20b?x=1&y" -> path "/a b", query {x: 1, y: ""} (plus as space in the query only).
 void SplitTarget(std::string_view target, HttpRequest& req);
 

@@ -8,11 +8,11 @@
 // the raw payloads (one batch item each).
 #pragma once
 
-#include "http/route_context.h"
 #include "http/router.h"
+#include "serving/services.h"
 
 namespace inferd::http {
 
-void AddV2InferenceRoutes(Router& router, const RouteContext& ctx);
+void AddV2InferenceRoutes(Router& router, const serving::Services& services);
 
 }  // namespace inferd::http

@@ -26,7 +26,8 @@ StatusOr<std::shared_ptr<LocalCandidate>> LocalCandidate::Create(
 
 void LocalCandidate::Send(const scheduler::InferenceRequest& request, TimePoint deadline,
                           CandidateDone done) {
-  const serving::Services services{repository_, nullptr, nullptr};
+  serving::Services services;
+  services.repository = repository_;  // nothing counted, nothing tapped
   serving::Call call;
   call.received = Clock::Real()->Now();
   call.deadline = deadline;

@@ -2,7 +2,7 @@
 // the store's configs (`mirror:`) at start and through the management API
 // at run time (PUT / DELETE /models/{m}/mirror).
 //
-// It is the request path's RequestTap (serving/inference_call.h): for a
+// It is the request path's RequestTap (serving/services.h): for a
 // model without a mirror a request costs one atomic load (no mirror at all)
 // or one map look-up under a mutex. Every method may be called from any
 // thread; a mirror replaced or removed while its copies are out drops their

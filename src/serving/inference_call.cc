@@ -54,7 +54,8 @@ StatusOr<repository::ModelHandle> ResolveModel(const Services& services, const C
 
 void CountAnswer(const Services& services, const Call& call, const std::string& model,
                  int64_t version, StatusCode code, const scheduler::InferenceResponse* response) {
-  if (services.metrics) services.metrics->Record(call, model, version, code, response);
+  if (services.request_metrics)
+    services.request_metrics->Record(call, model, version, code, response);
 }
 
 void Submit(const Services& services, const repository::ModelHandle& model,

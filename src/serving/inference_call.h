@@ -2,10 +2,11 @@
 // /predictions and KServe v2 over HTTP, KServe v2 over gRPC): resolve the
 // model, submit the request to its queue, count the answer.
 //
-// A front end parses its wire format into a scheduler::InferenceRequest, calls
-// AcquireModel and Submit, encodes the result on its own network thread and
-// then calls CountAnswer with the code the client was sent, so that both
-// protocols are counted alike. Thread-safe (no state of its own).
+// A front end, given the server's Services (services.h), parses its wire
+// format into a scheduler::InferenceRequest, calls AcquireModel and Submit,
+// encodes the result on its own network thread and then calls CountAnswer
+// with the code the client was sent, so that both protocols are counted
+// alike. Thread-safe (no state of its own).
 #pragma once
 
 #include <functional>
@@ -16,30 +17,9 @@
 #include "scheduler/inference_request.h"
 #include "serving/call.h"
 #include "serving/request_metrics.h"
+#include "serving/services.h"
 
 namespace inferd::serving {
-
-// Sees each request on its way to a model: traffic mirroring (src/mirror/)
-// implements it, so that this folder does not depend on that one.
-class RequestTap {
- public:
-  virtual ~RequestTap() = default;
-  // Called by Submit on the submitting thread before `request` is queued on
-  // `model`; may copy the request. Returns the completion to queue instead of
-  // `done`: it must call `done` exactly once with the result it gets, before
-  // any work of its own. Returns `done` itself to leave the request alone.
-  // Must not block.
-  virtual scheduler::Completion Tap(const repository::ModelHandle& model,
-                                    const scheduler::InferenceRequest& request,
-                                    scheduler::Completion done) = 0;
-};
-
-// What the request path needs from the server; the pointers outlive the calls.
-struct Services {
-  repository::ModelRepository* repository = nullptr;
-  RequestMetrics* metrics = nullptr;  // may be null: nothing is counted
-  RequestTap* tap = nullptr;          // may be null: nothing is mirrored
-};
 
 // A model version acquired for one request.
 struct AcquiredModel {

@@ -8,7 +8,6 @@
 #include "http/inference_routes.h"
 #include "http/management_routes.h"
 #include "http/request_head.h"
-#include "http/route_context.h"
 #include "http/router.h"
 #include "http/v2_routes.h"
 
@@ -20,10 +19,10 @@ using inferd::http::Router;
 // Route tables only: no handler is called (their context is empty).
 Router MakeRouter() {
   Router router;
-  inferd::http::RouteContext ctx;
-  inferd::http::AddTorchServeInferenceRoutes(router, ctx);
-  inferd::http::AddV2InferenceRoutes(router, ctx);
-  inferd::http::AddManagementRoutes(router, ctx);
+  const inferd::serving::Services services;
+  inferd::http::AddTorchServeInferenceRoutes(router, services);
+  inferd::http::AddV2InferenceRoutes(router, services);
+  inferd::http::AddManagementRoutes(router, services);
   return router;
 }
 

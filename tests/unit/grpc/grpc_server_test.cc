@@ -59,8 +59,12 @@ class GrpcServerTest : public ::testing::Test {
     repo_->WaitForStartup(TimePoint::max());
     GrpcServer::Options o;
     o.stop_grace = std::chrono::milliseconds(200);
-    auto server =
-        GrpcServer::Create(o, {repo_.get(), &registry_, [this] { return ready_.load(); }});
+    serving::Services services;
+    services.repository = repo_.get();
+    services.metrics = &registry_;
+    services.request_metrics = &request_metrics_;
+    services.ready = [this] { return ready_.load(); };
+    auto server = GrpcServer::Create(o, services);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
     ASSERT_NE(server_->port(), 0);
@@ -108,6 +112,7 @@ class GrpcServerTest : public ::testing::Test {
 
   fs::path store_;
   metrics::Registry registry_;
+  serving::RequestMetrics request_metrics_{&registry_};
   backend::FakeBackend backend_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<repository::ModelRepository> repo_;

@@ -28,7 +28,9 @@ std::unique_ptr<HttpServer> MetricsServer(metrics::Registry* registry, int max_c
   HttpServer::Options o;
   o.role = HttpServer::Role::kMetrics;
   o.max_connections = max_connections;
-  auto server = HttpServer::Create(o, HttpServer::Services{nullptr, registry, {}});
+  serving::Services services;
+  services.metrics = registry;
+  auto server = HttpServer::Create(o, services);
   EXPECT_TRUE(server.ok()) << server.status().ToString();
   (*server)->Start();
   return std::move(*server);

@@ -60,7 +60,11 @@ class HttpServerTest : public ::testing::Test {
     o.role = role;
     o.body_limit = body_limit;
     o.threads = threads;
-    HttpServer::Services s{repo_.get(), &registry_, [this] { return ready_.load(); }};
+    serving::Services s;
+    s.repository = repo_.get();
+    s.metrics = &registry_;
+    s.request_metrics = &request_metrics_;
+    s.ready = [this] { return ready_.load(); };
     auto server = HttpServer::Create(o, s);
     EXPECT_TRUE(server.ok()) << server.status().ToString();
     EXPECT_NE((*server)->port(), 0);
@@ -79,6 +83,7 @@ class HttpServerTest : public ::testing::Test {
 
   fs::path store_;
   metrics::Registry registry_;
+  serving::RequestMetrics request_metrics_{&registry_};
   backend::FakeBackend backend_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<repository::ModelRepository> repo_;
@@ -391,10 +396,12 @@ TEST(HttpServerCreate, RefusesABusyPort) {
   metrics::Registry registry;
   HttpServer::Options o;
   o.role = HttpServer::Role::kMetrics;
-  auto first = HttpServer::Create(o, {nullptr, &registry, {}});
+  serving::Services services;
+  services.metrics = &registry;
+  auto first = HttpServer::Create(o, services);
   ASSERT_TRUE(first.ok());
   o.port = (*first)->port();
-  auto second = HttpServer::Create(o, {nullptr, &registry, {}});
+  auto second = HttpServer::Create(o, services);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("cannot listen on the metrics port"), std::string::npos);
 }

@@ -49,7 +49,9 @@ class MirrorSetTest : public ::testing::Test {
 
   // Submits one request to `model` through the tap and waits for the client's answer.
   Status Run(const std::string& model) {
-    serving::Services services{repo_.get(), nullptr, set_.get()};
+    serving::Services services;
+    services.repository = repo_.get();
+    services.tap = set_.get();
     serving::Call call;
     call.received = Clock::Real()->Now();
     auto handle = serving::ResolveModel(services, call, model, "");

@@ -14,6 +14,12 @@
 namespace inferd::serving {
 namespace {
 
+Services CountedBy(RequestMetrics* request_metrics) {
+  Services s;
+  s.request_metrics = request_metrics;
+  return s;
+}
+
 namespace fs = std::filesystem;
 
 class InferenceCallTest : public ::testing::Test {
@@ -69,7 +75,7 @@ class InferenceCallTest : public ::testing::Test {
   std::unique_ptr<repository::ModelRepository> repo_;
   metrics::Registry registry_;
   RequestMetrics request_metrics_{&registry_};
-  Services services_{nullptr, &request_metrics_};
+  Services services_ = CountedBy(&request_metrics_);
 };
 
 TEST_F(InferenceCallTest, ResolvesAndCountsFailuresWithoutGrowingLabels) {
