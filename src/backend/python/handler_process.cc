@@ -107,11 +107,12 @@ StatusOr<std::unique_ptr<HandlerProcess>> HandlerProcess::Start(const HandlerPro
   } else if (st.ok()) {
     st = Internal("unexpected first frame from the handler worker");
   }
-  const bool timed_out = st.code() == StatusCode::kDeadlineExceeded;
-  Status failed = process->Fail(
-      st.code() == StatusCode::kFailedPrecondition ? st
-                                                   : FailedPrecondition("handler worker did not start: " + st.message()),
-      timed_out);
+  // The worker's own message says why when it sent one; otherwise how the
+  // process ended does.
+  const bool told = st.code() == StatusCode::kFailedPrecondition;
+  Status failed = process->Fail(told ? Status::Ok() : Internal("it did not start: " + st.message()),
+                                st.code() == StatusCode::kDeadlineExceeded);
+  if (told) failed = st;
   return FailedPrecondition("model '" + o.model_name + "': handler '" + o.handler +
                             "' failed to start: " + failed.message());
 }
