@@ -81,8 +81,15 @@ def mar_store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def mar_server(server_factory, mar_store, tmp_path_factory):
+    old = os.environ.get("INFERD_MAR_CACHE")
     os.environ["INFERD_MAR_CACHE"] = str(tmp_path_factory.mktemp("mar-cache"))
-    s = server_factory(mar_store, "mar", wait_ready=False)
+    try:
+        s = server_factory(mar_store, "mar", wait_ready=False)
+    finally:  # the server took it; later tests' servers do not need it
+        if old is None:
+            del os.environ["INFERD_MAR_CACHE"]
+        else:
+            os.environ["INFERD_MAR_CACHE"] = old
     for m in GOOD:
         wait_until(lambda m=m: get(s.http, f"/v2/models/{m}/ready").status == 200, 180, f"{m} ready")
 
@@ -140,6 +147,16 @@ def test_custom_handler_answers_as_called_directly(mar_server, mar_store):
         assert r.status == 200, r.body
         assert r.headers["content-type"].startswith("application/json")
         assert json.loads(r.body) == ref
+
+
+def test_handler_errors_answer_with_their_status_and_the_worker_goes_on(mar_server):
+    r = predict(mar_server.http, "custom", json.dumps({"x": [1, 2]}))
+    assert r.status == 400 and b'needs \\"x\\"' in r.body, r.body  # PredictionException(.., 400)
+    r = predict(mar_server.http, "custom", b"not json", content_type="application/json")
+    assert r.status == 400, r.body
+    r = predict(mar_server.http, "custom", json.dumps({"raise": True}))
+    assert r.status == 500 and b"ValueError: asked to raise" in r.body, r.body
+    assert predict(mar_server.http, "custom", json.dumps({"x": [1, 2, 3, 4]})).status == 200
 
 
 def test_registered_with_batching_answers_as_called_directly_at_c8(mar_server, mar_store):

@@ -161,8 +161,12 @@ def serve(sock, entry, context):
             encoded = [encode_answer(a, context.get_response_content_type(i))
                        for i, a in enumerate(answers)]
         except Exception as e:  # the handler's own error: this batch fails, the worker goes on
-            traceback.print_exc()
-            send_frame(sock, ERROR, 0, ("handler error: %s: %s" % (type(e).__name__, e))
+            # PredictionException(message, error_code): its 4xx code says the request was bad.
+            code = getattr(e, "error_code", 500)
+            code = code if isinstance(code, int) and 400 <= code < 500 else 500
+            if code == 500:
+                traceback.print_exc()
+            send_frame(sock, ERROR, code, ("handler error: %s: %s" % (type(e).__name__, e))
                        .encode("utf-8", "replace"))
             continue
         width = max(len(a) for a in encoded)

@@ -12,7 +12,9 @@
 //                               to payload_bytes / rows bytes, read straight
 //                               into the output tensor.
 //                     kError:   the payload is the error's text (the whole
-//                               batch failed: an exception in the handler).
+//                               batch failed: an exception in the handler);
+//                               `rows` carries a 4xx code when the handler
+//                               raised PredictionException(msg, 4xx), else 500.
 // Host byte order: the channel never leaves the machine.
 // Thread-safety: one frame at a time per channel; the caller serialises.
 #pragma once

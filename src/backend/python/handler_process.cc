@@ -189,7 +189,9 @@ StatusOr<Tensor> HandlerProcess::ReadAnswers(TimePoint deadline) {
   } else if (st.ok() && header.kind == FrameKind::kError && header.payload_bytes < (64u << 20)) {
     std::string text(header.payload_bytes, '\0');
     st = ReadExactly(fd_, text.data(), text.size(), deadline);
-    if (st.ok()) return Internal(text);  // the handler raised: the process lives on
+    // The handler raised (the process lives on); a 4xx PredictionException
+    // says the request was bad.
+    if (st.ok()) return header.rows >= 400 && header.rows < 500 ? InvalidArgument(text) : Internal(text);
   } else if (st.ok()) {
     st = Internal("malformed answer frame");
   }

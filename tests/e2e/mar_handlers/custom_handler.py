@@ -8,6 +8,7 @@ import time
 import torch
 
 from ts.torch_handler.base_handler import BaseHandler
+from ts.utils.util import PredictionException
 
 
 class CustomHandler(BaseHandler):
@@ -15,12 +16,14 @@ class CustomHandler(BaseHandler):
         rows = []
         for row in data:
             body = row.get("data") or row.get("body")
-            if body.get("die"):
+            if isinstance(body, dict) and body.get("die"):
                 os._exit(3)
-            if body.get("hang"):
+            if isinstance(body, dict) and body.get("hang"):
                 time.sleep(3600)
-            if body.get("raise"):
+            if isinstance(body, dict) and body.get("raise"):
                 raise ValueError("asked to raise")
+            if not isinstance(body, dict) or len(body.get("x") or []) != 4:
+                raise PredictionException('the body needs "x": a list of 4 numbers', 400)
             rows.append(torch.tensor(body["x"], dtype=torch.float32))
         return torch.stack(rows)
 
