@@ -1,12 +1,12 @@
 #include "archive/mar_manifest.h"
 
+#include <simdjson.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <simdjson.h>
 #include <sstream>
 
 namespace inferd::archive {
@@ -122,8 +122,9 @@ StatusOr<MarManifest> ReadMarManifest(const std::string& unpacked_dir) {
 
 bool RunsNatively(const MarManifest& m) {
   const std::string& f = m.serialized_file;
-  const bool torchscript = f.size() > 3 && (f.compare(f.size() - 3, 3, ".pt") == 0 ||
-                                            (f.size() > 4 && f.compare(f.size() - 4, 4, ".pth") == 0));
+  const bool torchscript =
+      f.size() > 3 && (f.compare(f.size() - 3, 3, ".pt") == 0 ||
+                       (f.size() > 4 && f.compare(f.size() - 4, 4, ".pth") == 0));
   return m.handler == "image_classifier" && m.model_file.empty() && torchscript;
 }
 
@@ -131,9 +132,10 @@ std::string WriteServingConfig(const MarManifest& m, const ServingSettings& over
                                const std::string& labels_file) {
   // TorchServe's defaults: batch 1, 100 ms delay, 120 s response timeout.
   const int batch = std::max(1, Pick(over.batch_size, m.settings.batch_size, 1));
-  const int64_t delay_ms = Pick<int64_t>(over.max_batch_delay_ms, m.settings.max_batch_delay_ms, 100);
-  const int64_t timeout_s =
-      std::max<int64_t>(1, Pick<int64_t>(over.response_timeout_s, m.settings.response_timeout_s, 120));
+  const int64_t delay_ms =
+      Pick<int64_t>(over.max_batch_delay_ms, m.settings.max_batch_delay_ms, 100);
+  const int64_t timeout_s = std::max<int64_t>(
+      1, Pick<int64_t>(over.response_timeout_s, m.settings.response_timeout_s, 120));
   const int workers = Pick(over.workers, m.settings.workers, 0);
   std::ostringstream y;
   y << "# Written by inferd from the TorchServe archive's MANIFEST.json and model-config.yaml\n";
@@ -176,7 +178,8 @@ StatusOr<std::string> LabelsFromIndexToName(const std::string& json_path) {
     try {
       index = std::stoll(std::string(field.key));
     } catch (const std::exception&) {
-      return InvalidArgument(json_path + ": key '" + std::string(field.key) + "' is not a class index");
+      return InvalidArgument(json_path + ": key '" + std::string(field.key) +
+                             "' is not a class index");
     }
     std::string_view label;
     simdjson::dom::array list;

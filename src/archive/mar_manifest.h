@@ -34,7 +34,7 @@ struct MarManifest {
   std::string serialized_file;  // may be empty
   std::string model_file;       // an eager model's class, may be empty
   std::string requirements_file;
-  ServingSettings settings;     // from model-config.yaml
+  ServingSettings settings;  // from model-config.yaml
 };
 
 // Reads `unpacked_dir`/MAR-INF/MANIFEST.json and the config file it names.

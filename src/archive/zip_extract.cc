@@ -74,21 +74,25 @@ bool IsSafeEntryName(const std::string& name) {
 Status ExtractZip(const std::string& zip_path, const std::string& dest_dir,
                   const ExtractOptions& options) {
   int code = 0;
-  std::unique_ptr<zip_t, ZipCloser> zip(zip_open(zip_path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  std::unique_ptr<zip_t, ZipCloser> zip(
+      zip_open(zip_path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
   if (!zip) {
-    return InvalidArgument("archive " + zip_path + " is not a readable zip file: " +
-                           ZipErrorText(code));
+    return InvalidArgument("archive " + zip_path +
+                           " is not a readable zip file: " + ZipErrorText(code));
   }
   const zip_int64_t count = zip_get_num_entries(zip.get(), 0);
   int64_t budget = options.max_bytes;
   std::error_code ec;
   for (zip_int64_t i = 0; i < count; ++i) {
     const char* raw_name = zip_get_name(zip.get(), i, ZIP_FL_ENC_GUESS);
-    if (!raw_name) return InvalidArgument("archive " + zip_path + ": entry " + std::to_string(i) + " has no name");
+    if (!raw_name)
+      return InvalidArgument("archive " + zip_path + ": entry " + std::to_string(i) +
+                             " has no name");
     const std::string name = raw_name;
     const std::string what = "archive " + zip_path + ", entry '" + name + "'";
     if (!IsSafeEntryName(name)) {
-      return InvalidArgument(what + ": its path leaves the archive's folder (absolute, `..` or a backslash)");
+      return InvalidArgument(
+          what + ": its path leaves the archive's folder (absolute, `..` or a backslash)");
     }
     if (IsSymlink(zip.get(), i)) return InvalidArgument(what + ": symbolic links are not unpacked");
     const fs::path out = fs::path(dest_dir) / name;
@@ -98,7 +102,8 @@ Status ExtractZip(const std::string& zip_path, const std::string& dest_dir,
       continue;
     }
     fs::create_directories(out.parent_path(), ec);
-    if (ec) return Internal(what + ": cannot create " + out.parent_path().string() + ": " + ec.message());
+    if (ec)
+      return Internal(what + ": cannot create " + out.parent_path().string() + ": " + ec.message());
     RETURN_IF_ERROR(CopyEntry(zip.get(), i, out, &budget, what));
   }
   return Status::Ok();

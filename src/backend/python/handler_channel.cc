@@ -56,10 +56,12 @@ Status ReadExactly(int fd, void* dst, size_t size, TimePoint deadline) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Unavailable(std::string("handler process channel: ") + std::strerror(errno));
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return DeadlineExceeded("handler process did not answer in time");
     pollfd p{fd, POLLIN, 0};
-    const int wait_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, std::numeric_limits<int>::max()));
+    const int wait_ms =
+        static_cast<int>(std::min<int64_t>(left.count() + 1, std::numeric_limits<int>::max()));
     if (poll(&p, 1, wait_ms) < 0 && errno != EINTR) {
       return Unavailable(std::string("handler process channel: ") + std::strerror(errno));
     }

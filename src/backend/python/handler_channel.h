@@ -19,10 +19,11 @@
 // Thread-safety: one frame at a time per channel; the caller serialises.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <sys/uio.h>
 #include <vector>
 
 #include "common/clock.h"

@@ -68,11 +68,19 @@ StatusOr<std::unique_ptr<HandlerProcess>> HandlerProcess::Start(const HandlerPro
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return Internal(std::string("socketpair: ") + strerror(errno));
   }
-  std::vector<std::string> args = {o.python,     "-u",          o.worker_script,
-                                   "--fd",       std::to_string(kChannelFd),
-                                   "--model-dir", o.model_dir,  "--handler",
-                                   o.handler,    "--model-name", o.model_name,
-                                   "--batch-size", std::to_string(o.batch_size)};
+  std::vector<std::string> args = {o.python,
+                                   "-u",
+                                   o.worker_script,
+                                   "--fd",
+                                   std::to_string(kChannelFd),
+                                   "--model-dir",
+                                   o.model_dir,
+                                   "--handler",
+                                   o.handler,
+                                   "--model-name",
+                                   o.model_name,
+                                   "--batch-size",
+                                   std::to_string(o.batch_size)};
   std::vector<std::string> env = WorkerEnvironment();
   std::vector<char*> argv = Pointers(args);
   std::vector<char*> envp = Pointers(env);
@@ -191,7 +199,8 @@ StatusOr<Tensor> HandlerProcess::ReadAnswers(TimePoint deadline) {
     st = ReadExactly(fd_, text.data(), text.size(), deadline);
     // The handler raised (the process lives on); a 4xx PredictionException
     // says the request was bad.
-    if (st.ok()) return header.rows >= 400 && header.rows < 500 ? InvalidArgument(text) : Internal(text);
+    if (st.ok())
+      return header.rows >= 400 && header.rows < 500 ? InvalidArgument(text) : Internal(text);
   } else if (st.ok()) {
     st = Internal("malformed answer frame");
   }

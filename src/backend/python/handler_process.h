@@ -26,10 +26,10 @@
 namespace inferd::backend::python {
 
 struct HandlerProcessOptions {
-  std::string python;        // the interpreter: /usr/bin/python3
-  std::string worker_script; // inferd_worker.py
-  std::string model_dir;     // the unpacked archive (handler.py, model.pt, ...)
-  std::string handler;       // the manifest's handler
+  std::string python;         // the interpreter: /usr/bin/python3
+  std::string worker_script;  // inferd_worker.py
+  std::string model_dir;      // the unpacked archive (handler.py, model.pt, ...)
+  std::string handler;        // the manifest's handler
   std::string model_name;
   int batch_size = 1;
   std::chrono::milliseconds start_timeout{120000};

@@ -32,7 +32,8 @@ std::string FindWorkerScript() {
   }
   candidates.push_back(INFERD_SOURCE_PYTHON_DIR);
   for (const auto& dir : candidates) {
-    if (fs::is_regular_file(dir / "inferd_worker.py", ec)) return (dir / "inferd_worker.py").string();
+    if (fs::is_regular_file(dir / "inferd_worker.py", ec))
+      return (dir / "inferd_worker.py").string();
   }
   return "";
 }
@@ -44,7 +45,8 @@ class PythonBackend : public Backend {
     const fs::path version_dir = fs::path(options.model_path).parent_path().parent_path();
     ASSIGN_OR_RETURN(archive::MarManifest manifest, archive::ReadMarManifest(version_dir.string()));
     HandlerPoolOptions o;
-    o.process.python = std::getenv("INFERD_PYTHON") ? std::getenv("INFERD_PYTHON") : "/usr/bin/python3";
+    o.process.python =
+        std::getenv("INFERD_PYTHON") ? std::getenv("INFERD_PYTHON") : "/usr/bin/python3";
     o.process.worker_script = FindWorkerScript();
     if (o.process.worker_script.empty()) {
       return FailedPrecondition(
@@ -55,14 +57,16 @@ class PythonBackend : public Backend {
     o.process.handler = manifest.handler;
     o.process.model_name = options.config.name;
     o.process.batch_size = options.config.max_batch_size;
-    const int64_t limit_ms = options.config.max_execution_ms > 0 ? options.config.max_execution_ms
-                                                                 : options.config.request_timeout_ms;
+    const int64_t limit_ms = options.config.max_execution_ms > 0
+                                 ? options.config.max_execution_ms
+                                 : options.config.request_timeout_ms;
     // A little under the watchdog's own limit, so that the pool gives the
     // process up (kills it, frees the executor) before the watchdog gives
     // up the executor's thread.
     o.max_execution = std::chrono::milliseconds(std::max<int64_t>(1, limit_ms * 9 / 10));
     o.process.start_timeout = std::chrono::milliseconds(std::max<int64_t>(limit_ms, 60000));
-    o.workers = options.config.instances.automatic ? 1 : std::max(1, options.config.instances.count);
+    o.workers =
+        options.config.instances.automatic ? 1 : std::max(1, options.config.instances.count);
     ASSIGN_OR_RETURN(std::shared_ptr<HandlerPool> pool, HandlerPool::Create(o));
     return std::shared_ptr<Model>(std::move(pool));
   }

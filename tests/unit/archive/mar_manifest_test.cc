@@ -1,13 +1,14 @@
 // The pure parts of archive/: entry names that may be unpacked, the labels
 // file from index_to_name.json, the config written from a manifest, and the
 // handler rows both sides of the worker channel read.
+#include "archive/mar_manifest.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include "archive/mar_manifest.h"
 #include "archive/zip_extract.h"
 #include "common/handler_rows.h"
 #include "common/tensor.h"
