@@ -20,6 +20,7 @@ packages=(
   libssl-dev openssl  # --auth-keys (SHA-256), TLS (Beast ssl_stream); openssl makes the tests' certificates
   chromium chromium-driver python3-selenium  # tests/e2e/test_dashboard.py: the page in headless Chromium
   libxgboost-dev python3-xgboost  # backend: xgboost (src/backend/xgboost) and its reference answers
+  libzip-dev  # TorchServe model archives (src/archive: .mar files are zips)
   python3-onnx  # inferd optimize: the int8 copy of an ONNX export (tools/optimize_export.py)
   clang-14  # make thread-safety: clang's -Wthread-safety over src/ (CI)
 )

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,10 @@ class Model {
   virtual ExecutionReport execution_report() const { return {}; }
   // Bytes of parameters and buffers; 0 when the backend cannot tell.
   virtual int64_t WeightBytes() const { return 0; }
+  // Set once the model cannot serve any more (a handler process that keeps
+  // dying: python/handler_pool.h): the scheduler's runner then quarantines
+  // the version with this reason after the failed Execute. Any thread.
+  virtual std::optional<std::string> QuarantineReason() const { return std::nullopt; }
 };
 
 class Backend;

@@ -11,9 +11,10 @@ using Table = std::array<std::pair<T, std::string_view>, N>;
 
 // One table per enum: its values and their config spellings, in the order
 // the error messages list them.
-constexpr Table<BackendKind, 3> kBackends{{{BackendKind::kTorchscript, "torchscript"},
+constexpr Table<BackendKind, 4> kBackends{{{BackendKind::kTorchscript, "torchscript"},
                                            {BackendKind::kOnnxruntime, "onnxruntime"},
-                                           {BackendKind::kXgboost, "xgboost"}}};
+                                           {BackendKind::kXgboost, "xgboost"},
+                                           {BackendKind::kPython, "python"}}};
 constexpr Table<Precision, 4> kPrecisions{{{Precision::kAuto, "auto"},
                                            {Precision::kFp32, "fp32"},
                                            {Precision::kBf16, "bf16"},
@@ -24,8 +25,9 @@ constexpr Table<Variants, 4> kVariants{
      {Variants::kChannelsLast, "channels_last"},
      {Variants::kOptimizeForInference, "optimize_for_inference"}}};
 constexpr Table<LoadChoice, 2> kLoads{{{LoadChoice::kEager, "eager"}, {LoadChoice::kLazy, "lazy"}}};
-constexpr Table<PreprocessKind, 2> kPreprocessKinds{
-    {{PreprocessKind::kImage, "image"}, {PreprocessKind::kText, "text"}}};
+constexpr Table<PreprocessKind, 3> kPreprocessKinds{{{PreprocessKind::kImage, "image"},
+                                                     {PreprocessKind::kText, "text"},
+                                                     {PreprocessKind::kBytes, "bytes"}}};
 constexpr Table<ColorOrder, 3> kColors{
     {{ColorOrder::kRgb, "rgb"}, {ColorOrder::kBgr, "bgr"}, {ColorOrder::kGrayscale, "grayscale"}}};
 constexpr Table<Tokenizer, 2> kTokenizers{

@@ -13,7 +13,7 @@
 namespace inferd::config {
 
 // `backend:` which runtime loads the model (backend/registry.h).
-enum class BackendKind { kTorchscript, kOnnxruntime, kXgboost };
+enum class BackendKind { kTorchscript, kOnnxruntime, kXgboost, kPython };
 // `precision:` the arithmetic the backend runs in.
 enum class Precision { kFp32, kBf16, kInt8, kAuto };
 // `variants:` auto: verify and time the execution variants, serve the fastest
@@ -22,7 +22,7 @@ enum class Variants { kAuto, kFrozen, kChannelsLast, kOptimizeForInference };
 // `load:` kServerDefault: the server's --lazy-load flag decides.
 enum class LoadChoice { kServerDefault, kEager, kLazy };
 // `preprocess.kind:` kNone: requests carry tensors.
-enum class PreprocessKind { kNone, kImage, kText };
+enum class PreprocessKind { kNone, kImage, kText, kBytes };
 // `preprocess.color:` the channel order (or single channel) the model wants.
 enum class ColorOrder { kRgb, kBgr, kGrayscale };
 // `preprocess.tokenizer:`

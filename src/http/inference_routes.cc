@@ -45,9 +45,13 @@ void PredictWith(const serving::Services& services, const HttpRequest& http, con
     request.inputs = std::move(parsed->inputs);
     single_item = parsed->added_batch_dim;
   }
+  const bool handler_answer = config.preprocess.kind == config::PreprocessKind::kBytes;
   SubmitInference(
       services, acquired, std::move(request), http, respond,
-      [single_item](const scheduler::InferenceResponse& response) -> StatusOr<HttpResponse> {
+      [single_item, handler_answer](
+          const scheduler::InferenceResponse& response) -> StatusOr<HttpResponse> {
+        // A handler's answer goes out as it wrote it (TorchServe's way).
+        if (handler_answer) return HandlerAnswerResponse(response);
         ASSIGN_OR_RETURN(std::string body, WritePredictionResponse(response, single_item));
         return JsonResponse(200, std::move(body));
       });

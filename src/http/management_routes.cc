@@ -1,12 +1,17 @@
 #include "http/management_routes.h"
 
+#include <charconv>
 #include <filesystem>
+#include <optional>
+
+#include "archive/archive_registry.h"
 
 #include "common/json_writer.h"
 #include "http/inference_call.h"
 #include "http/json_body.h"
 #include "http/model_metadata.h"
 #include "http/status_map.h"
+#include "repository/model_name.h"
 
 namespace inferd::http {
 namespace {
@@ -57,6 +62,51 @@ void Describe(const serving::Services& services, const PathParams& params,
   Reply(respond, JsonResponse(200, std::move(*body)));
 }
 
+bool IsArchiveUrl(const std::string& url) {
+  return url.size() > 4 && url.compare(url.size() - 4, 4, ".mar") == 0;
+}
+
+StatusOr<std::optional<int64_t>> QueryInt(const HttpRequest& http, const char* key, int64_t min) {
+  auto it = http.query.find(key);
+  if (it == http.query.end() || it->second.empty()) return std::optional<int64_t>();
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || end != it->second.data() + it->second.size() || v < min ||
+      v > 1000000000) {
+    return InvalidArgument(std::string("POST /models: ") + key + ": expected an integer >= " +
+                           std::to_string(min) + ", got '" + it->second + "'");
+  }
+  return std::optional<int64_t>(v);
+}
+
+// POST /models?url=NAME.mar[&model_name=..&batch_size=..&max_batch_delay=..
+// &initial_workers=..&response_timeout=..]: TorchServe's registration of an
+// archive of the model store (archive/archive_registry.h). The model's name.
+StatusOr<std::string> RegisterArchiveFromQuery(const HttpRequest& http, const std::string& url) {
+  if (url.find("://") != std::string::npos || url.find('/') != std::string::npos) {
+    return InvalidArgument("POST /models: url '" + url +
+                           "': inferd downloads nothing and reads archives from its model store "
+                           "only: copy the .mar into --model-store and pass its file name");
+  }
+  std::string name = ModelNameFromUrl(url);
+  if (auto it = http.query.find("model_name"); it != http.query.end() && !it->second.empty()) {
+    name = it->second;
+  }
+  RETURN_IF_ERROR(repository::ValidateModelName(name));
+  archive::RegisteredArchive archive;
+  archive.mar_file = url;
+  ASSIGN_OR_RETURN(auto batch, QueryInt(http, "batch_size", 1));
+  ASSIGN_OR_RETURN(auto delay, QueryInt(http, "max_batch_delay", 0));
+  ASSIGN_OR_RETURN(auto workers, QueryInt(http, "initial_workers", 0));
+  ASSIGN_OR_RETURN(auto timeout, QueryInt(http, "response_timeout", 1));
+  if (batch) archive.settings.batch_size = static_cast<int>(*batch);
+  archive.settings.max_batch_delay_ms = delay;
+  if (workers && *workers > 0) archive.settings.workers = static_cast<int>(*workers);
+  archive.settings.response_timeout_s = timeout;
+  archive::RegisterArchive(name, std::move(archive));
+  return name;
+}
+
 void Register(const serving::Services& services, const HttpRequest& http, Responder respond) {
   auto it = http.query.find("url");
   if (it == http.query.end() || it->second.empty()) {
@@ -65,6 +115,11 @@ void Register(const serving::Services& services, const HttpRequest& http, Respon
                               "model store")));
   }
   std::string name = ModelNameFromUrl(it->second);
+  if (IsArchiveUrl(it->second)) {
+    auto registered = RegisterArchiveFromQuery(http, it->second);
+    if (!registered.ok()) return Reply(respond, ErrorResponse(registered.status()));
+    name = *registered;
+  }
   services.repository->LoadAsync(
       name, AnswerWhenDone(std::move(respond), "Model \"" + name + "\" loaded"));
 }

@@ -1,5 +1,7 @@
 #include "http/torchserve_codec.h"
 
+#include "common/handler_rows.h"
+
 #include "http/json_body.h"
 #include "common/json_writer.h"
 #include "http/tensor_json.h"
@@ -144,6 +146,19 @@ StatusOr<std::string> WritePredictionResponse(const scheduler::InferenceResponse
   }
   w.EndObject();
   return w.Take();
+}
+
+StatusOr<HttpResponse> HandlerAnswerResponse(const scheduler::InferenceResponse& response) {
+  if (response.outputs.size() != 1 || response.outputs[0].tensor.dtype() != DataType::kUint8) {
+    return Internal("a handler model answers one UINT8 output of handler rows");
+  }
+  const Tensor& t = response.outputs[0].tensor;
+  ASSIGN_OR_RETURN(HandlerRow row, ReadHandlerRow(t.data(), t.byte_size()));
+  HttpResponse http;
+  http.status = 200;
+  http.content_type = row.content_type.empty() ? "application/json" : std::string(row.content_type);
+  http.body = std::string(row.body);
+  return http;
 }
 
 }  // namespace inferd::http

@@ -34,4 +34,9 @@ StatusOr<PredictionRequest> ParsePredictionJson(const std::string& body,
 StatusOr<std::string> WritePredictionResponse(const scheduler::InferenceResponse& response,
                                               bool single_item);
 
+// A handler model's answer (`preprocess: {kind: bytes}`, a handler process):
+// its one UINT8 output row (common/handler_rows.h) as the response's body and
+// content type (application/json when the handler set none).
+StatusOr<HttpResponse> HandlerAnswerResponse(const scheduler::InferenceResponse& response);
+
 }  // namespace inferd::http

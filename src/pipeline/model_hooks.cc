@@ -1,5 +1,6 @@
 #include "pipeline/model_hooks.h"
 
+#include <algorithm>
 #include <cctype>
 #include <memory>
 #include <new>
@@ -7,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/handler_rows.h"
 #include "common/tensor_pool.h"
 #include "pipeline/image_preprocessor.h"
 #include "pipeline/payload.h"
@@ -157,6 +159,47 @@ StatusOr<PreprocessHook> MakeTextHook(const config::ModelConfig& config,
   });
 }
 
+// `preprocess: {kind: bytes}` (a model served by a handler process): each raw
+// body becomes one row of the single UINT8 input (common/handler_rows.h), with
+// its content type; a multipart form gives its "data" part (or the first
+// file), as TorchServe hands a handler the form's field. The bytes are copied
+// once here, and once more only when the batch joins several requests.
+StatusOr<PreprocessHook> MakeBytesHook(const config::ModelConfig& config) {
+  if (config.inputs.size() != 1 || config.inputs.front().dtype != DataType::kUint8 ||
+      config.inputs.front().dims.size() != 1 || !config.inputs.front().pad_value) {
+    return FailedPrecondition(
+        "preprocess (bytes): the model must have one UINT8 input of shape [-1] with a pad_value");
+  }
+  std::string input_name = config.inputs.front().name;
+  return PreprocessHook([input_name](scheduler::InferenceRequest& request) -> Status {
+    const size_t n = request.raw.size();
+    std::vector<std::string> storage(n);
+    std::vector<std::string> types(n);
+    std::vector<std::string_view> bodies(n);
+    size_t widest = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const scheduler::RawInput& raw = request.raw[i];
+      types[i] = raw.content_type;
+      bodies[i] = raw.bytes;
+      if (MediaType(raw.content_type) == "multipart/form-data") {
+        ASSIGN_OR_RETURN(Payload part, UnwrapPayload(raw, &storage[i]));
+        types[i] = part.media_type;
+        bodies[i] = part.bytes;
+      }
+      widest = std::max(widest, HandlerRowSize(types[i], bodies[i].size()));
+    }
+    Tensor rows = Tensor::Allocate(DataType::kUint8,
+                                   {static_cast<int64_t>(n), static_cast<int64_t>(widest)});
+    for (size_t i = 0; i < n; ++i) {
+      WriteHandlerRow(types[i], bodies[i], rows.mutable_data() + i * widest);
+    }
+    request.inputs.clear();
+    request.inputs.push_back({input_name, std::move(rows)});
+    request.raw.clear();
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config,
@@ -168,6 +211,10 @@ StatusOr<scheduler::ModelHooks> MakeModelHooks(const config::ModelConfig& config
       break;
     case config::PreprocessKind::kText: {
       ASSIGN_OR_RETURN(hooks.preprocess, MakeTextHook(config, model_dir));
+      break;
+    }
+    case config::PreprocessKind::kBytes: {
+      ASSIGN_OR_RETURN(hooks.preprocess, MakeBytesHook(config));
       break;
     }
     case config::PreprocessKind::kNone:

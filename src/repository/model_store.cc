@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "archive/archive_registry.h"
+#include "archive/mar_unpack.h"
 #include "backend/registry.h"
 #include "repository/model_name.h"
 
@@ -49,6 +51,10 @@ std::vector<StoredVersion> ScanVersions(const fs::path& model_dir,
   return versions;
 }
 
+bool IsArchiveName(const std::string& file) {
+  return file.size() > 4 && file.compare(file.size() - 4, 4, ".mar") == 0;
+}
+
 }  // namespace
 
 Status ModelStore::Check() const {
@@ -61,8 +67,13 @@ std::vector<std::string> ModelStore::ListModels(std::vector<std::string>* skippe
   std::error_code ec;
   fs::directory_iterator it(dir_, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!IsFile(it->path() / "config.yaml")) continue;
+    std::string name = it->path().filename().string();
+    if (IsArchiveName(name) && IsFile(it->path())) {
+      name.resize(name.size() - 4);  // NAME.mar serves as NAME (a folder NAME wins)
+      if (IsFile(fs::path(dir_) / name / "config.yaml")) continue;
+    } else if (!IsFile(it->path() / "config.yaml")) {
+      continue;
+    }
     Status valid = ValidateModelName(name);
     if (!valid.ok()) {
       if (skipped) skipped->push_back(valid.message());
@@ -76,8 +87,30 @@ std::vector<std::string> ModelStore::ListModels(std::vector<std::string>* skippe
 
 StatusOr<StoredModel> ModelStore::Read(const std::string& name) const {
   RETURN_IF_ERROR(ValidateModelName(name));
-  const fs::path dir = fs::path(dir_) / name;
-  const fs::path config_path = dir / "config.yaml";
+  fs::path dir = fs::path(dir_) / name;
+  fs::path config_path = dir / "config.yaml";
+  if (!IsFile(config_path)) {
+    // A TorchServe archive: registered under this name, or NAME.mar in the
+    // store, served from its unpacked folder (archive/mar_unpack.h).
+    archive::UnpackOptions unpack;
+    std::string mar = (fs::path(dir_) / (name + ".mar")).string();
+    if (auto registered = archive::FindRegisteredArchive(name)) {
+      mar = (fs::path(dir_) / registered->mar_file).string();
+      unpack.overrides = registered->settings;
+    }
+    if (IsFile(mar)) {
+      auto unpacked = archive::UnpackMar(mar, unpack);
+      if (!unpacked.ok()) {  // listed, with the reason, so that /models tells it
+        StoredModel refused;
+        refused.name = name;
+        refused.dir = dir.string();
+        refused.config_error = unpacked.status().message();
+        return refused;
+      }
+      dir = *unpacked;
+      config_path = dir / "config.yaml";
+    }
+  }
   if (!IsFile(config_path)) {
     return NotFound("no model '" + name + "' in the model store " + dir_ + " (expected " +
                     config_path.string() + ")");

@@ -286,6 +286,9 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
   if (!outputs.ok()) {
     Status st = outputs.status().WithContext(model);
     for (size_t i : live) answer(i, st);
+    if (options_.quarantine) {
+      if (auto reason = options_.model->QuarantineReason()) options_.quarantine(*reason);
+    }
     return;
   }
 

@@ -82,6 +82,9 @@ class BatchRunner {
     ModelHooks hooks;
     Clock* clock = Clock::Real();  // times pre-processing and the forward
     Metrics metrics;
+    // ModelSpec::quarantine: called when a failed Execute leaves the model
+    // with a backend::Model::QuarantineReason (a handler that keeps dying).
+    std::function<void(const std::string& reason)> quarantine;
   };
   explicit BatchRunner(Options options);
 

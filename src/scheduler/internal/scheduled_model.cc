@@ -65,6 +65,7 @@ BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock,
   o.config = spec.config;
   o.model = spec.model;
   o.hooks = spec.hooks;
+  o.quarantine = spec.quarantine;
   o.clock = clock;
   o.metrics = MakeRunnerMetrics(registry, spec);
   return o;

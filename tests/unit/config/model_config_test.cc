@@ -105,7 +105,7 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   ExpectError("inputs: [{name: x, datatype: FP32}]", "inputs[0].shape");
   ExpectError("max_batch_size: 2", "inputs: expected a list");
   ExpectError(in + "backend: onnx",
-              "backend: expected torchscript, onnxruntime or xgboost, got 'onnx'");
+              "backend: expected torchscript, onnxruntime, xgboost or python, got 'onnx'");
   ExpectError(in + "max_batch_szie: 4", "max_batch_szie: unknown key");
   ExpectError(in + "instances: many", "instances: expected auto or {count");
   ExpectError(in + "instances: {count: 0}", "instances");
@@ -116,7 +116,7 @@ TEST(ModelConfigTest, ErrorsNameFileKeyAndExpectation) {
   ExpectError(in + "dynamic_batching: {max_batch_latency_ms: -1}",
               "max_batch_latency_ms: expected an integer from 0 to 3600000");
   ExpectError(in + "variants: fastest", "variants: expected auto, frozen, channels_last or");
-  ExpectError(in + "preprocess: {kind: audio}", "preprocess.kind: expected image or text");
+  ExpectError(in + "preprocess: {kind: audio}", "preprocess.kind: expected image, text or bytes");
   ExpectError(in + "preprocess: {kind: image, color: gray}",
               "preprocess.color: expected rgb, bgr or grayscale, got 'gray'");
   ExpectError(in + "preprocess: {kind: text, tokenizer: bpe}",
