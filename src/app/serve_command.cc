@@ -165,6 +165,7 @@ int RunServe(const ServeOptions& options) {
   so.backend = backend->get();
   so.metrics = &registry;
   so.max_queue_bytes = options.max_queue_bytes;
+  so.widen_lone_requests = options.widen_lone_requests;
   auto scheduler = scheduler::Scheduler::Create(so);
   if (!scheduler.ok()) {
     spdlog::error("scheduler: {}", scheduler.status().message());

@@ -2,6 +2,9 @@
 
 #include <onnxruntime_cxx_api.h>
 
+#include <algorithm>
+
+#include "backend/onnxruntime/call_width.h"
 #include "backend/onnxruntime/onnx_graph_optimizer.h"
 #include "backend/onnxruntime/onnx_model.h"
 #include "backend/registry.h"
@@ -46,6 +49,9 @@ StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const LoadOptions& options) {
   OnnxModel::Options model_options;
   model_options.threads =
       options.intra_op_threads > 0 ? options.intra_op_threads : width_.threads();
+  // A load that names its threads (the guard's timing copies) needs no
+  // second session; a served one may run a lone request on every core.
+  model_options.wide_threads = options.intra_op_threads > 0 ? 0 : width_.all_cores();
   model_options.env = env_;
   ASSIGN_OR_RETURN(std::shared_ptr<OnnxModel> model, OnnxModel::Load(options, model_options));
   return std::shared_ptr<Model>(std::move(model));
@@ -53,6 +59,10 @@ StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const LoadOptions& options) {
 
 void OnnxBackend::InitExecutorThread(const std::vector<int>& cores, int num_threads) {
   width_.Note(cores, num_threads);
+}
+
+void OnnxBackend::SetCallWidth(const std::vector<int>& cores, int num_threads) {
+  CallThreads() = cores.empty() ? std::max(num_threads, 1) : static_cast<int>(cores.size());
 }
 
 Status OnnxBackend::WriteOptimizedModel(const std::string& in, const std::string& out) {

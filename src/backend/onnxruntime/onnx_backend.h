@@ -29,6 +29,9 @@ class OnnxBackend : public Backend {
 
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+  // Served models hold a second session as wide as all executors' cores
+  // (OnnxModel::Options::wide_threads); a widened thread's calls run on it.
+  void SetCallWidth(const std::vector<int>& cores, int num_threads) override;
   // The graph after ONNX Runtime's extended fusions (onnx_graph_optimizer.h).
   Status WriteOptimizedModel(const std::string& in, const std::string& out) override;
 

@@ -52,6 +52,10 @@ class TorchBackend : public Backend {
 
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+  // Re-sizes and re-pins the calling thread's OpenMP team (intra_op_pool.h):
+  // set_num_threads is per calling thread with libgomp, and a team member
+  // that the pool dropped or created anew is pinned again.
+  void SetCallWidth(const std::vector<int>& cores, int num_threads) override;
   // Empties oneDNN's primitive cache (its capacity set to 0 and back): about
   // 0.23 MiB of heap and JIT code per small convnet ever run (docs/PERFORMANCE.md,
   // "Model cache").

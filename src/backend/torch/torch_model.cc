@@ -1,5 +1,6 @@
 #include "backend/torch/torch_model.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -178,7 +179,7 @@ StatusOr<std::shared_ptr<Model>> TorchModel::Load(const LoadOptions& load,
       eval = ::torch::jit::Module();
       memory::ReleaseFreeMemory();
       return ServeOtherRuntime(load, std::move(*other), std::move(report),
-                               options.executor_threads, start);
+                               std::max(options.executor_threads, options.all_cores), start);
     }
   }
   eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more

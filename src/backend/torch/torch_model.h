@@ -43,6 +43,10 @@ class TorchModel : public Model {
     // Intra-op threads of the widest executor: an ONNX Runtime candidate
     // chosen by precision auto is loaded again with them when more than one.
     int executor_threads = 1;
+    // The cores of all executors: a lone request's width (Backend::SetCallWidth).
+    // Above 1, a chosen ONNX Runtime candidate is loaded again too, with its
+    // second session for lone requests.
+    int all_cores = 1;
   };
 
   // A TorchModel, or the other runtime's model precision auto chose.
@@ -57,6 +61,9 @@ class TorchModel : public Model {
   bool frozen() const { return frozen_; }
   // Parameters and buffers of the module as loaded (before freezing folds them).
   int64_t WeightBytes() const override { return weight_bytes_; }
+  // Execute runs on the calling thread's OpenMP team, as wide as the thread
+  // was last set up (TorchBackend::SetCallWidth).
+  bool RunsWide() const override { return true; }
 
  private:
   TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,

@@ -52,6 +52,9 @@ class ScheduledModel {
     // Results that came after their request was answered (504 at its
     // deadline while the batch ran, or the batch given up): dropped.
     std::shared_ptr<metrics::Counter> late_results;
+    // Batches of one lone request run on the cores of idle executors too
+    // (lone_request_width.h).
+    std::shared_ptr<metrics::Counter> wide_batches;
   };
 
   // `mu`: the scheduler's mutex (outlives this). `clock` times the runner's
