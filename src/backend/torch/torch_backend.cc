@@ -58,8 +58,7 @@ void TorchBackend::InitExecutorThread(const std::vector<int>& cores, int num_thr
 }
 
 void TorchBackend::SetCallWidth(const std::vector<int>& cores, int num_threads) {
-  Status status = ConfigureIntraOpPool(cores, num_threads);
-  if (!status.ok()) spdlog::warn("torch: executor thread width: {}", status.message());
+  RequestCallWidth(cores, num_threads);
 }
 
 void TorchBackend::ReleaseCaches() {

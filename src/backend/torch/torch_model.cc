@@ -10,6 +10,7 @@
 
 #include "backend/chosen_model.h"
 #include "backend/torch/execution_variants.h"
+#include "backend/torch/intra_op_pool.h"
 #include "backend/torch/onnx_candidates.h"
 #include "backend/torch/precision_choice.h"
 #include "backend/torch/tensor_conversion.h"
@@ -373,6 +374,8 @@ StatusOr<std::vector<NamedTensor>> TorchModel::FromResult(const c10::IValue& res
 
 StatusOr<std::vector<NamedTensor>> TorchModel::Execute(const std::vector<NamedTensor>& inputs) {
   try {
+    Status width = ApplyCallWidth();  // the scheduler may have widened this thread
+    if (!width.ok()) spdlog::warn("torch: executor thread width: {}", width.message());
     c10::InferenceMode inference_mode;
     ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
     return FromResult(module_.forward(std::move(args)));
