@@ -177,6 +177,9 @@ std::vector<int> Scheduler::Impl::LendTo(int id, ScheduledModel& m, size_t batch
   in.enabled = options_.widen_lone_requests && options_.backend != nullptr && idle_ > 0;
   in.model_runs_wide = m.spec().model && m.spec().model->RunsWide();
   in.batch_requests = batch_requests;
+  m.AssertLockedBy(&mu_);
+  in.previous_batch_requests = m.last_batch_requests();
+  m.set_last_batch_requests(batch_requests);
   in.self = id;
   if (in.enabled && in.model_runs_wide && batch_requests == 1) {
     for (auto& other : models_) {
@@ -191,10 +194,7 @@ std::vector<int> Scheduler::Impl::LendTo(int id, ScheduledModel& m, size_t batch
     executor_state_[static_cast<size_t>(e)] = ExecutorState::kLent;
     --idle_;
   }
-  if (!lent.empty()) {
-    m.AssertLockedBy(&mu_);
-    Count(m.metrics().wide_batches, 1);
-  }
+  if (!lent.empty()) Count(m.metrics().wide_batches, 1);
   return lent;
 }
 

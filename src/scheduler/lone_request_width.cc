@@ -4,7 +4,8 @@ namespace inferd::scheduler {
 
 std::vector<int> ExecutorsToLend(const LoneRequestInput& in) {
   std::vector<int> lent;
-  if (!in.enabled || !in.model_runs_wide || in.batch_requests != 1 || in.anything_queued) {
+  if (!in.enabled || !in.model_runs_wide || in.batch_requests != 1 ||
+      in.previous_batch_requests != 1 || in.anything_queued) {
     return lent;
   }
   for (size_t i = 0; i < in.executors.size(); ++i) {

@@ -46,6 +46,10 @@ TEST(LoneRequestWidthTest, UnderLoadThePlanStands) {
   LoneRequestInput batch = Lone({kBusy, kIdle});
   batch.batch_requests = 2;  // not lone: the batch was formed from several
   EXPECT_TRUE(ExecutorsToLend(batch).empty());
+  // The first back after a batch of several: its companions are on their way.
+  LoneRequestInput after = Lone({kBusy, kIdle});
+  after.previous_batch_requests = 8;
+  EXPECT_TRUE(ExecutorsToLend(after).empty());
 }
 
 TEST(LoneRequestWidthTest, OnlyForModelsThatRunWideAndWhenEnabled) {
