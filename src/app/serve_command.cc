@@ -155,7 +155,9 @@ int RunServe(const ServeOptions& options) {
                 {{"allocator", std::string(memory::AllocatorName())}})
       .Set(1);
 
-  auto backend = backend::BackendSet::Create();
+  backend::BackendSet::Options backend_options;
+  backend_options.create.wide_calls = options.widen_lone_requests;
+  auto backend = backend::BackendSet::Create(backend_options);
   if (!backend.ok()) {
     spdlog::error("{}", backend.status().message());
     return 1;

@@ -126,5 +126,6 @@ def test_turned_off_every_request_keeps_its_core(server_factory, store, image, i
             classify(s, model, image)
     m = metrics(s)
     assert value(m, "inferd_lone_wide_batches_total") == 0
-    assert value(m, "inferd_compute_threads_peak") == 1
+    # Each request on its own executor: at most one thread per executor.
+    assert value(m, "inferd_compute_threads_peak") <= usable_cores(inferd_bin)
     stop_and_check(s)

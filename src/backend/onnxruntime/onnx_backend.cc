@@ -21,8 +21,8 @@ Capabilities OnnxCapabilities() {
   return c;
 }
 
-StatusOr<std::unique_ptr<Backend>> CreateOnnxBackend(const CreateOptions&) {
-  ASSIGN_OR_RETURN(std::unique_ptr<OnnxBackend> backend, OnnxBackend::Create());
+StatusOr<std::unique_ptr<Backend>> CreateOnnxBackend(const CreateOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<OnnxBackend> backend, OnnxBackend::Create(options.wide_calls));
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
@@ -33,8 +33,9 @@ StatusOr<std::unique_ptr<Backend>> CreateOnnxBackend(const CreateOptions&) {
 extern "C" const bool inferd_backend_onnxruntime_registered =
     Registry::Register("onnxruntime", OnnxCapabilities(), CreateOnnxBackend);
 
-StatusOr<std::unique_ptr<OnnxBackend>> OnnxBackend::Create() {
+StatusOr<std::unique_ptr<OnnxBackend>> OnnxBackend::Create(bool wide_calls) {
   std::unique_ptr<OnnxBackend> backend(new OnnxBackend());
+  backend->wide_calls_ = wide_calls;
   try {
     // Global thread pools would be shared by every session: the per-session
     // pools (of one thread, the caller's, by default) keep executors apart.
@@ -51,7 +52,8 @@ StatusOr<std::shared_ptr<Model>> OnnxBackend::Load(const LoadOptions& options) {
       options.intra_op_threads > 0 ? options.intra_op_threads : width_.threads();
   // A load that names its threads (the guard's timing copies) needs no
   // second session; a served one may run a lone request on every core.
-  model_options.wide_threads = options.intra_op_threads > 0 ? 0 : width_.all_cores();
+  model_options.wide_threads =
+      options.intra_op_threads > 0 || !wide_calls_ ? 0 : width_.all_cores();
   model_options.env = env_;
   ASSIGN_OR_RETURN(std::shared_ptr<OnnxModel> model, OnnxModel::Load(options, model_options));
   return std::shared_ptr<Model>(std::move(model));

@@ -25,7 +25,8 @@ namespace inferd::backend {
 
 class OnnxBackend : public Backend {
  public:
-  static StatusOr<std::unique_ptr<OnnxBackend>> Create();
+  // `wide_calls` false: served models hold no second session (see SetCallWidth).
+  static StatusOr<std::unique_ptr<OnnxBackend>> Create(bool wide_calls = true);
 
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
@@ -40,6 +41,7 @@ class OnnxBackend : public Backend {
 
   std::shared_ptr<void> env_;  // Ort::Env, shared with the models (they may outlive the backend)
   ExecutorWidth width_;        // the widest executor: the threads of each model loaded
+  bool wide_calls_ = true;
 };
 
 }  // namespace inferd::backend
