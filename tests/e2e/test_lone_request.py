@@ -1,12 +1,12 @@
 """A lone request uses every core (issue 37, part 3), the real binary: when a model's queue
 holds one request and nothing else is queued, the executor that takes it runs it on the cores
 of the executors idle at that moment (parked meanwhile); under load each executor keeps its
-own core. Asserted on the server's own accounting, never on time:
+own core. ONNX Runtime models are widened; TorchScript models are not (TorchModel::RunsWide). Asserted on the server's own accounting, never on time:
 
-  - inferd_lone_wide_batches_total{model} counts the batches run wide: requests sent one at a
-    time run wide (TorchScript: the executor's OpenMP team re-sized and re-pinned; ONNX
-    Runtime: the model's second session, as wide as all executors) when the server has 2 or
-    more usable cores, and never on one (CI confines the suite to one core);
+  - inferd_lone_wide_batches_total{model} counts the batches run wide: ONNX Runtime requests
+    sent one at a time run wide (the model's second session, as wide as all executors) when
+    the server has 2 or more usable cores, and never on one (CI confines the suite to one
+    core); TorchScript's never;
   - inferd_compute_threads_peak, the most intra-op threads that ran batches at once, never
     exceeds the usable cores, alone or under load;
   - the answers run wide equal those run narrow (8 at once, batched) within 1e-4;
@@ -108,7 +108,11 @@ def test_a_lone_request_runs_on_every_idle_core_and_answers_the_same(server_fact
         report = (f"{model}: usable cores {cores}, wide batches {wide}, compute threads peak "
                   f"{value(m, 'inferd_compute_threads_peak')}")
         print(report)
-        if cores >= 2:
+        if model == TORCH:
+            # TorchScript is not widened (TorchModel::RunsWide: measured slower on a shared
+            # machine); its lone requests stay on their executor's core.
+            assert wide == 0, report
+        elif cores >= 2:
             # Each lone request finds the other executors idle once they have answered the
             # previous one; one that is still finishing its accounting may run one narrow.
             assert wide >= 1, report
