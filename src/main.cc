@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
   s->add_option("--cpus", serve.cpus, "narrow the CPU budget, e.g. 0-3,6");
   s->add_option("--auto-threads", serve.auto_threads, "cores per executor for `instances: auto` models")
       ->capture_default_str();
+  s->add_option("--widen-lone-requests", serve.widen_lone_requests,
+                "run a lone request (nothing else queued) on the cores of every idle executor")
+      ->capture_default_str();
   s->add_option("--drain-timeout", serve.drain_timeout_s, "seconds queued work may take after SIGTERM")
       ->capture_default_str();
   s->add_option("--body-limit", serve.body_limit, "largest request body in bytes (413 past it)")

@@ -14,7 +14,10 @@
 # texts/). Environment (defaults):
 #   INFERD=build/inferd  PEERS=../shared/peers/fastapi_torch
 #   CONFIGS="inferd uvicorn1 gunicorn2 gunicorn2_t1 gunicorn2_t1_tcmalloc"
-#     (also: inferd_auto, inferd_int8, inferd_bf16: the same store with that `precision:`)
+#     (also: inferd_auto, inferd_int8, inferd_bf16: the same store with that `precision:`;
+#     a name ending in _narrow, e.g. inferd_auto_narrow: the same server with
+#     --widen-lone-requests=false, every request on its own executor's core;
+#     peer modes: run.sh's, e.g. reuseport2_t1_tcmalloc, the strongest)
 #   CONCURRENCY="1 4 8 16"  DURATION=10  WARMUP=3  ROUNDS=2  TIMEOUT=30 (seconds)
 #   OUT=bench-out/text-<model>-<time>  SERVE_ARGS="" (extra `serve` flags)
 # Leaves one line per step (results.jsonl), every step's `inferd bench` JSON, the server logs
@@ -80,8 +83,10 @@ for round in $(seq "$ROUNDS"); do
     tag="$cfg.r$round"
     echo "== $cfg round $round, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     if [ "${cfg#inferd}" != "$cfg" ]; then
+      narrow=""; base=$cfg
+      if [ "${cfg%_narrow}" != "$cfg" ]; then narrow="--widen-lone-requests=false"; base=${cfg%_narrow}; fi
       harness serve "$tag.server" --out "$OUT" --var SERVER --binary "$INFERD" \
-        --store "$TMP/store${cfg#inferd}" -- $SERVE_ARGS
+        --store "$TMP/store${base#inferd}" -- $SERVE_ARGS $narrow
     else
       harness peer "$tag.server" --out "$OUT" --var SERVER --peers "$PEERS" --app text_app \
         --model-dir "$BENCH/peer" --mode "$cfg"

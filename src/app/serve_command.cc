@@ -157,7 +157,9 @@ int RunServe(const ServeOptions& options) {
                 {{"allocator", std::string(memory::AllocatorName())}})
       .Set(1);
 
-  auto backend = backend::BackendSet::Create();
+  backend::BackendSet::Options backend_options;
+  backend_options.create.wide_calls = options.widen_lone_requests;
+  auto backend = backend::BackendSet::Create(backend_options);
   if (!backend.ok()) {
     spdlog::error("{}", backend.status().message());
     return 1;
@@ -167,6 +169,7 @@ int RunServe(const ServeOptions& options) {
   so.backend = backend->get();
   so.metrics = &registry;
   so.max_queue_bytes = options.max_queue_bytes;
+  so.widen_lone_requests = options.widen_lone_requests;
   auto scheduler = scheduler::Scheduler::Create(so);
   if (!scheduler.ok()) {
     spdlog::error("scheduler: {}", scheduler.status().message());

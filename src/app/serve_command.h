@@ -32,6 +32,9 @@ struct ServeOptions {
   int grpc_port = 8001;          // KServe v2 gRPC (Triton's default port); 0 = any free port
   std::string cpus;              // --cpus LIST: narrows the CPU budget by hand
   int auto_threads = 1;          // cores per executor for `instances: auto` models
+  // A lone request (nothing else queued) runs on the cores of every idle
+  // executor (scheduler/lone_request_width.h); false: always on its own.
+  bool widen_lone_requests = true;
   double drain_timeout_s = 30;   // grace period for queued and running requests on SIGTERM
   size_t body_limit = 64u << 20; // larger request bodies answer 413
   int network_threads = 1;       // HTTP threads per port, and gRPC completion-queue threads

@@ -19,6 +19,10 @@
 //    Execute, with the cores that thread's intra-op pool must use (and by the
 //    repository on its load threads, with no cores and 1 thread, so that
 //    warm-up runs stay on one core).
+//  - SetCallWidth widens an executor thread for the calls that follow, onto
+//    the cores of executors the scheduler parked for it (a lone request runs
+//    on every idle core), and narrows it back to its own cores after; only
+//    for a Model whose RunsWide() is true. No re-load, no new weights.
 //  - execution_report says how the backend chose to run the model (a variant
 //    such as an optimisation pass, verified and timed at load) and why, and
 //    the precision it chose under its accuracy guard (precision_report.h;
@@ -72,6 +76,10 @@ class Model {
   // dying: python/handler_pool.h): the scheduler's runner then quarantines
   // the version with this reason after the failed Execute. Any thread.
   virtual std::optional<std::string> QuarantineReason() const { return std::nullopt; }
+  // True when Execute runs on the width the calling thread was last given
+  // (Backend::SetCallWidth); false: always on the executor's own cores, so
+  // the scheduler lends it nothing. Fixed once Load returns.
+  virtual bool RunsWide() const { return false; }
 };
 
 class Backend;
@@ -101,6 +109,16 @@ class Backend {
   // member i pinned to cores[i] (no pinning when cores is empty; then
   // `num_threads` threads). Idempotent per thread.
   virtual void InitExecutorThread(const std::vector<int>& cores, int num_threads) = 0;
+  // On an executor thread after InitExecutorThread: the intra-op width of the
+  // Execute calls that follow on this thread, in InitExecutorThread's terms.
+  // The scheduler widens a thread onto the cores of idle executors it parked
+  // (they run nothing meanwhile: no core runs two compute threads) and
+  // narrows it back with the executor's own cores before it un-parks them.
+  // Cheap: re-pins a thread team, loads nothing.
+  virtual void SetCallWidth(const std::vector<int>& cores, int num_threads) {
+    (void)cores;
+    (void)num_threads;
+  }
   // Drops what the backend keeps across models (the torch backend: oneDNN's
   // primitive cache), which grows with every distinct model ever run and is
   // not freed when the model is. Models still loaded build what they need

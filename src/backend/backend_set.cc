@@ -40,6 +40,10 @@ void BackendSet::InitExecutorThread(const std::vector<int>& cores, int num_threa
   for (auto& [name, backend] : backends_) backend->InitExecutorThread(cores, num_threads);
 }
 
+void BackendSet::SetCallWidth(const std::vector<int>& cores, int num_threads) {
+  for (auto& [name, backend] : backends_) backend->SetCallWidth(cores, num_threads);
+}
+
 void BackendSet::ReleaseCaches() {
   for (auto& [name, backend] : backends_) backend->ReleaseCaches();
 }

@@ -36,6 +36,8 @@ class BackendSet : public Backend {
   // Each backend sets up the calling thread its own way (libtorch's OpenMP
   // team; the others their thread counts).
   void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+  // Each backend widens the calling thread its own way.
+  void SetCallWidth(const std::vector<int>& cores, int num_threads) override;
   void ReleaseCaches() override;
 
  private:

@@ -25,6 +25,7 @@ class ChosenModel : public Model {
   }
   ExecutionReport execution_report() const override { return report_; }
   int64_t WeightBytes() const override { return served_->WeightBytes(); }
+  bool RunsWide() const override { return served_->RunsWide(); }
 
  private:
   const std::shared_ptr<Model> served_;

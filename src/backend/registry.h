@@ -42,6 +42,9 @@ struct CreateOptions {
   // Runs each model at load on generated inputs so that the first request
   // does not pay one-time costs (the torch backend's graph optimisation).
   bool warm_up = true;
+  // Models may run a lone request on every core (Backend::SetCallWidth);
+  // false: they hold nothing for it (ONNX Runtime's second session).
+  bool wide_calls = true;
 };
 
 using BackendFactory = std::function<StatusOr<std::unique_ptr<Backend>>(const CreateOptions&)>;

@@ -65,6 +65,20 @@ CandidateRow Row(std::string_view candidate, std::string_view file) {
   return row;
 }
 
+// A model.onnx that is there and that no earlier run of ours reports having
+// written (its optimize.json lists model.onnx as present) is the user's own:
+// it is never replaced nor removed.
+bool UsersOwnOnnx(const VersionJob& job) {
+  std::error_code ec;
+  if (!fs::exists(In(job, repository::kOnnxFile), ec)) return false;
+  auto kept = ParseReportJson(ReadAll(In(job, repository::kOptimizeReportFile)));
+  if (!kept.ok()) return true;
+  for (const auto& row : kept->rows) {
+    if (row.file == repository::kOnnxFile && row.present) return false;
+  }
+  return true;
+}
+
 bool FilesPresent(const VersionJob& job, const OptimizeReport& report) {
   for (const auto& row : report.rows) {
     std::error_code ec;
@@ -124,6 +138,7 @@ Status VersionOptimizer::MakeCandidates(const VersionJob& job, OptimizeReport* r
   request.model_pt = In(job, repository::kTorchscriptFile);
   request.spec_json = ExportSpecJson(job.config);
   request.onnx_out = Temporary(job, repository::kOnnxFile);
+  const bool users_onnx = UsersOwnOnnx(job);
   request.int8_out = Temporary(job, repository::kOnnxInt8File);
   request.result = Temporary(job, "optimize.result.json");
   request.log = Temporary(job, "optimize.log");
@@ -140,13 +155,24 @@ Status VersionOptimizer::MakeCandidates(const VersionJob& job, OptimizeReport* r
                                          std::to_string(job.version) + ": the export");
   }
 
-  if (exported->onnx_ok) {
+  // The export the candidates below are made from: model.onnx, or its
+  // temporary file when model.onnx is the user's (kept as it is, unlisted).
+  std::string exported_onnx = onnx;
+  if (exported->onnx_ok && users_onnx) {
+    exported_onnx = request.onnx_out;
+    onnx_row.result = "exported (opset " + std::to_string(exported->opset) +
+                      "), not written: the " + std::string(repository::kOnnxFile) +
+                      " already there is not one inferd optimize wrote, and is kept";
+    spdlog::warn("model '{}' version {}: {} is not one inferd optimize wrote: it is kept, "
+                 "and the candidates are made from a new export",
+                 job.config.name, job.version, onnx);
+  } else if (exported->onnx_ok) {
     RETURN_IF_ERROR(MoveIntoPlace(request.onnx_out, onnx));
     onnx_row.present = true;
     onnx_row.result = "exported (opset " + std::to_string(exported->opset) + ")";
   } else {
     RemoveQuietly(request.onnx_out);
-    RemoveQuietly(onnx);
+    if (!users_onnx) RemoveQuietly(onnx);
     onnx_row.result = "not exported: " + exported->onnx_reason;
   }
 
@@ -158,7 +184,7 @@ Status VersionOptimizer::MakeCandidates(const VersionJob& job, OptimizeReport* r
     optimized_row.result = "not made: this binary has no onnxruntime backend";
   } else {
     const std::string tmp = Temporary(job, repository::kOnnxOptimizedFile);
-    Status made = onnx_->WriteOptimizedModel(onnx, tmp);
+    Status made = onnx_->WriteOptimizedModel(exported_onnx, tmp);
     if (made.ok()) made = MoveIntoPlace(tmp, optimized);
     if (made.ok()) {
       optimized_row.present = true;
@@ -170,6 +196,7 @@ Status VersionOptimizer::MakeCandidates(const VersionJob& job, OptimizeReport* r
     }
   }
 
+  if (exported_onnx != onnx) RemoveQuietly(exported_onnx);
   if (exported->int8_ok) {
     RETURN_IF_ERROR(MoveIntoPlace(request.int8_out, int8));
     int8_row.present = true;

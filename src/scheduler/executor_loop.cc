@@ -94,7 +94,13 @@ void Scheduler::Impl::ExecutorLoop(int id, uint64_t generation) {
     if (!m) {
       PruneRemoved();
       ++idle_;
+      executor_state_[static_cast<size_t>(id)] = ExecutorState::kIdle;
       options_.clock->WaitUntil(&cv_, &mu_, wake);
+      // Parked: its cores run a lone request; ReturnLent makes it idle again.
+      while (executor_state_[static_cast<size_t>(id)] == ExecutorState::kLent) {
+        options_.clock->WaitUntil(&cv_, &mu_, TimePoint::max());
+      }
+      executor_state_[static_cast<size_t>(id)] = ExecutorState::kBusy;
       --idle_;
       continue;
     }
@@ -118,6 +124,10 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
   Batch batch = q.TakeBatch(now, 1 + std::max(helpers, 0));
   m->PublishDepth();
   q.BeginRun(batch.items);
+  std::vector<int> lent = LendTo(id, *m, batch.requests.size());
+  const ExecutorSpec& own = options_.executors[static_cast<size_t>(id)];
+  const ExecutorSpec wide = WidenedExecutor(options_.executors, id, lent);
+  CountThreads(wide.num_threads);
   // Hold the model (its queue, runner and backend model) alive while running unlocked.
   std::shared_ptr<ScheduledModel> hold = Find(m);
   tasks_.AssertLockedBy(&mu_);
@@ -130,19 +140,23 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
                               {},
                               batch.items,
                               batch.requests.size(),
-                              SumBytes(batch.requests)};
+                              SumBytes(batch.requests),
+                              lent,
+                              wide.num_threads};
   for (const auto& r : batch.requests) entry.requests.push_back({r.request.deadline, r.done, r.seq});
   if (entry.limit < watch_wake_) watch_cv_.Signal();
   const RunningBatches::Token token = running_.Begin(std::move(entry));
   mu_.Unlock();
   BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token);
   const TimePoint started = options_.clock->Now();
+  if (!lent.empty()) options_.backend->SetCallWidth(wide.cores, wide.num_threads);
   RunOnExecutor(*hold, batch, now, top_up, GiveBackFor(*hold, token));
+  if (!lent.empty()) options_.backend->SetCallWidth(own.cores, own.num_threads);
   const double seconds = std::chrono::duration<double>(options_.clock->Now() - started).count();
   batch.requests.clear();
   mu_.Lock();
   std::optional<RunningBatches::Entry> ended = running_.End(token);
-  if (!ended) {  // the watchdog gave it up and did its accounting
+  if (!ended) {  // the watchdog gave it up and did its accounting (lent and threads too)
     --stuck_;
     if (stuck_gauge_) stuck_gauge_->Set(stuck_);
     stuck_cv_.SignalAll();
@@ -152,8 +166,51 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
   q.EndRun(ended->items);
   q.Charge(seconds);
   Release(ended->bytes, ended->num_requests);
+  CountThreads(-ended->threads);
+  ReturnLent(ended->lent);
   cv_.SignalAll();  // a concurrency slot freed; other executors may start
   return true;
+}
+
+std::vector<int> Scheduler::Impl::LendTo(int id, ScheduledModel& m, size_t batch_requests) {
+  LoneRequestInput in;
+  in.enabled = options_.widen_lone_requests && options_.backend != nullptr && idle_ > 0;
+  in.model_runs_wide = m.spec().model && m.spec().model->RunsWide();
+  in.batch_requests = batch_requests;
+  m.AssertLockedBy(&mu_);
+  in.previous_batch_requests = m.last_batch_requests();
+  m.set_last_batch_requests(batch_requests);
+  in.self = id;
+  if (in.enabled && in.model_runs_wide && batch_requests == 1) {
+    for (auto& other : models_) {
+      const ModelQueue& q = other->queue();
+      q.AssertLockedBy(&mu_);
+      in.anything_queued = in.anything_queued || !q.empty();
+    }
+    in.executors = executor_state_;
+  }
+  std::vector<int> lent = ExecutorsToLend(in);
+  for (int e : lent) {
+    executor_state_[static_cast<size_t>(e)] = ExecutorState::kLent;
+    --idle_;
+  }
+  if (!lent.empty()) Count(m.metrics().wide_batches, 1);
+  return lent;
+}
+
+void Scheduler::Impl::ReturnLent(const std::vector<int>& lent) {
+  for (int e : lent) {
+    executor_state_[static_cast<size_t>(e)] = ExecutorState::kIdle;
+    ++idle_;
+  }
+  if (!lent.empty()) cv_.SignalAll();
+}
+
+void Scheduler::Impl::CountThreads(int delta) {
+  compute_threads_ += delta;
+  compute_threads_peak_ = std::max(compute_threads_peak_, compute_threads_);
+  if (threads_gauge_) threads_gauge_->Set(compute_threads_);
+  if (threads_peak_gauge_) threads_peak_gauge_->Set(compute_threads_peak_);
 }
 
 // For a batch of raw requests of a model with pre-processing: requests

@@ -48,6 +48,10 @@ class RunningBatches {
     int items = 0;
     size_t num_requests = 0;
     size_t bytes = 0;
+    // Executors parked for this batch (lone_request_width.h), un-parked when
+    // it ends or is given up; the intra-op threads it runs on.
+    std::vector<int> lent;
+    int threads = 1;
   };
   struct Due {
     std::vector<Tracked> expired;  // deadline passed while running

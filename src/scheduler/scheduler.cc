@@ -19,8 +19,15 @@ void Scheduler::Impl::Start() {
         "executor threads given up in a batch past its model's max_execution_ms, and replaced", {});
     stuck_gauge_ = &options_.metrics->GetGauge(
         "inferd_executors_stuck", "executor threads given up and still inside their forward", {});
+    threads_gauge_ = &options_.metrics->GetGauge(
+        "inferd_compute_threads",
+        "intra-op threads of the batches running now (a lone request's counts its lent cores)", {});
+    threads_peak_gauge_ = &options_.metrics->GetGauge(
+        "inferd_compute_threads_peak",
+        "the most intra-op threads that ran batches at once since start (<= the usable cores)", {});
   }
   MutexLock lock(&mu_);
+  executor_state_.assign(options_.executors.size(), ExecutorState::kBusy);
   slots_.AssertLockedBy(&mu_);
   slots_.Start(static_cast<int>(options_.executors.size()),
                [this](int id, uint64_t generation) { ExecutorLoop(id, generation); });

@@ -60,6 +60,10 @@ class Scheduler {
     // every 10 s. max_queue_size counts requests per model, and 128 requests of
     // 64 MiB are 8 GiB: this bounds the memory. 0 = no limit.
     size_t max_queue_bytes = 0;
+    // A lone request (nothing else queued) of a model that can run wide
+    // takes the cores of the executors idle at that moment, which are parked
+    // meanwhile (lone_request_width.h); under load the plan's shape stands.
+    bool widen_lone_requests = true;
   };
 
   static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);

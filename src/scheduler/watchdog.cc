@@ -64,6 +64,8 @@ std::vector<QueuedRequest> Scheduler::Impl::GiveUp(const RunningBatches::Entry& 
   std::vector<QueuedRequest> refused = q.TakeAll();
   m.PublishDepth();
   Release(hung.bytes + SumBytes(refused), hung.num_requests + refused.size());
+  CountThreads(-hung.threads);
+  ReturnLent(hung.lent);
   slots_.AssertLockedBy(&mu_);
   if (slots_.Abandon(hung.executor)) {
     ++stuck_;

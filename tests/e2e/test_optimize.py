@@ -224,3 +224,27 @@ def test_the_server_serves_the_store_and_lists_the_candidates(server_factory, op
         assert [c["file"] for c in meta["candidates"]] == ["model.pt"], meta
     finally:
         stop_and_check(s)
+
+
+def test_a_users_own_model_onnx_is_never_overwritten(inferd_bin, tmp_path):
+    """A model.onnx that inferd optimize did not write (no optimize.json of ours lists it) is
+    the user's: kept byte for byte, on the first run and the next; the candidates are made
+    from a new export (kept under a temporary name, removed after) and the table says so."""
+    torch.manual_seed(2)
+    mlp = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    write_model(tmp_path, "mlp", torch.jit.trace(mlp.eval(), torch.rand(1, 16)), MLP_CONFIG)
+    own = tmp_path / "mlp" / "1" / "model.onnx"
+    own.write_bytes(b"the user's own ONNX file, not a graph inferd wrote")
+    for run in (1, 2):
+        r = optimize(inferd_bin, tmp_path)
+        if "has no onnxruntime backend" in r.stderr:
+            pytest.skip("ONNX Runtime not installed: " + r.stderr.strip())
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert own.read_bytes() == b"the user's own ONNX file, not a graph inferd wrote", \
+            f"run {run} changed the user's model.onnx"
+        files = sorted(os.listdir(tmp_path / "mlp" / "1"))
+        assert files == ["model.int8.onnx", "model.onnx", "model.opt.onnx", "model.pt",
+                         "optimize.json"], f"run {run}: {files}"
+    report = json.loads((tmp_path / "mlp" / "1" / "optimize.json").read_text())
+    onnx = next(c for c in report["candidates"] if c["candidate"] == "onnx")
+    assert not onnx["present"] and "is kept" in onnx["result"], onnx

@@ -1,12 +1,26 @@
 #include "backend/fake/fake_backend.h"
 
+#include <algorithm>
 #include <fstream>
 
 namespace inferd::backend {
+namespace {
+
+int& ThreadWidth() {
+  thread_local int threads = 1;
+  return threads;
+}
+
+int WidthOf(const std::vector<int>& cores, int num_threads) {
+  return cores.empty() ? std::max(num_threads, 1) : static_cast<int>(cores.size());
+}
+
+}  // namespace
 
 StatusOr<std::vector<NamedTensor>> FakeModel::Execute(const std::vector<NamedTensor>& inputs) {
   std::unique_lock<std::mutex> lock(mu_);
   calls_.push_back(inputs);
+  call_threads_.push_back(ThreadWidth());
   if (calls_.size() == close_at_) gate_closed_ = true;
   ++running_;
   max_running_ = std::max(max_running_, running_);
@@ -21,6 +35,19 @@ StatusOr<std::vector<NamedTensor>> FakeModel::Execute(const std::vector<NamedTen
     out.push_back({name, inputs[i].tensor});
   }
   return out;
+}
+
+std::vector<int> FakeModel::call_threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return call_threads_;
+}
+
+void FakeBackend::InitExecutorThread(const std::vector<int>& cores, int num_threads) {
+  ThreadWidth() = WidthOf(cores, num_threads);
+}
+
+void FakeBackend::SetCallWidth(const std::vector<int>& cores, int num_threads) {
+  ThreadWidth() = WidthOf(cores, num_threads);
 }
 
 void FakeModel::FailWith(Status status) {

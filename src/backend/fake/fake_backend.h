@@ -31,6 +31,12 @@ class FakeModel : public Model {
 
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
   int64_t WeightBytes() const override { return weight_bytes_; }
+  bool RunsWide() const override { return runs_wide_.load(); }
+
+  // RunsWide() from now on (false by default); set before the model is served.
+  void set_runs_wide(bool wide) { runs_wide_.store(wide); }
+  // The calling thread's width (FakeBackend::SetCallWidth) at every call, in order.
+  std::vector<int> call_threads() const;
 
   // Every Execute fails with this status until cleared (Status::Ok()).
   void FailWith(Status status);
@@ -59,12 +65,16 @@ class FakeModel : public Model {
   std::vector<std::vector<NamedTensor>> calls_;  // guarded by mu_
   int running_ = 0;                              // guarded by mu_
   int max_running_ = 0;                          // guarded by mu_
+  std::vector<int> call_threads_;                // guarded by mu_
+  std::atomic<bool> runs_wide_{false};
 };
 
 class FakeBackend : public Backend {
  public:
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
-  void InitExecutorThread(const std::vector<int>&, int) override {}
+  void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+  // Sets the calling thread's width that FakeModel::call_threads records.
+  void SetCallWidth(const std::vector<int>& cores, int num_threads) override;
   void ReleaseCaches() override { ++cache_releases_; }
   int cache_releases() const { return cache_releases_.load(); }
 

@@ -25,10 +25,14 @@ namespace inferd::backend {
 
 class OnnxBackend : public Backend {
  public:
-  static StatusOr<std::unique_ptr<OnnxBackend>> Create();
+  // `wide_calls` false: served models hold no second session (see SetCallWidth).
+  static StatusOr<std::unique_ptr<OnnxBackend>> Create(bool wide_calls = true);
 
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+  // Served models hold a second session as wide as all executors' cores
+  // (OnnxModel::Options::wide_threads); a widened thread's calls run on it.
+  void SetCallWidth(const std::vector<int>& cores, int num_threads) override;
   // The graph after ONNX Runtime's extended fusions (onnx_graph_optimizer.h).
   Status WriteOptimizedModel(const std::string& in, const std::string& out) override;
 
@@ -37,6 +41,7 @@ class OnnxBackend : public Backend {
 
   std::shared_ptr<void> env_;  // Ort::Env, shared with the models (they may outlive the backend)
   ExecutorWidth width_;        // the widest executor: the threads of each model loaded
+  bool wide_calls_ = true;
 };
 
 }  // namespace inferd::backend

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backend/model_file.h"
+#include "backend/onnxruntime/call_width.h"
 
 namespace inferd::backend {
 namespace {
@@ -54,8 +55,15 @@ std::optional<DataType> FromOnnx(ONNXTensorElementDataType t) {
 }  // namespace
 
 struct OnnxModel::Graph {
-  std::shared_ptr<void> env;  // Ort::Env: outlives the session
+  std::shared_ptr<void> env;  // Ort::Env: outlives the sessions
+  // The weights ONNX Runtime lays out for its kernels, shared by both
+  // sessions: the wide one adds its graph and pool, not a copy of them.
+  std::unique_ptr<Ort::PrepackedWeightsContainer> prepacked;
   std::unique_ptr<Ort::Session> session;
+  // Intra-op pool of `wide_threads` for a lone request (call_width.h); null
+  // when the model has no wider width to run on.
+  std::unique_ptr<Ort::Session> wide;
+  int wide_threads = 0;
   Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
   std::vector<std::string> input_names;   // graph order
   std::vector<size_t> input_slot;         // graph input i = config input input_slot[i]
@@ -79,14 +87,26 @@ StatusOr<std::shared_ptr<OnnxModel>> OnnxModel::Load(const LoadOptions& load,
   auto graph = std::make_unique<Graph>();
   graph->env = options.env;
   try {
-    Ort::SessionOptions so;
-    so.SetIntraOpNumThreads(std::max(1, options.threads));
-    so.SetInterOpNumThreads(1);
-    so.SetExecutionMode(ORT_SEQUENTIAL);
-    so.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
-    so.AddConfigEntry("session.intra_op.allow_spinning", "0");
-    graph->session = std::make_unique<Ort::Session>(*static_cast<Ort::Env*>(options.env.get()),
-                                                    path.c_str(), so);
+    const auto session_options = [](int threads) {
+      Ort::SessionOptions so;
+      so.SetIntraOpNumThreads(std::max(1, threads));
+      so.SetInterOpNumThreads(1);
+      so.SetExecutionMode(ORT_SEQUENTIAL);
+      so.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+      so.AddConfigEntry("session.intra_op.allow_spinning", "0");
+      return so;
+    };
+    const Ort::Env& env = *static_cast<Ort::Env*>(options.env.get());
+    graph->prepacked = std::make_unique<Ort::PrepackedWeightsContainer>();
+    graph->session = std::make_unique<Ort::Session>(env, path.c_str(),
+                                                    session_options(options.threads),
+                                                    *graph->prepacked);
+    if (options.wide_threads > std::max(1, options.threads)) {
+      graph->wide = std::make_unique<Ort::Session>(env, path.c_str(),
+                                                   session_options(options.wide_threads),
+                                                   *graph->prepacked);
+      graph->wide_threads = options.wide_threads;
+    }
     Ort::Session& s = *graph->session;
     Ort::AllocatorWithDefaultOptions allocator;
     std::string graph_inputs;
@@ -171,8 +191,11 @@ StatusOr<std::shared_ptr<OnnxModel>> OnnxModel::Load(const LoadOptions& load,
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-  spdlog::info("model '{}': loaded {} in {} ms (onnxruntime, {} intra-op thread(s))", c.name, path,
-               ms, std::max(1, options.threads));
+  spdlog::info("model '{}': loaded {} in {} ms (onnxruntime, {} intra-op thread(s){})", c.name,
+               path, ms, std::max(1, options.threads),
+               model->RunsWide()
+                   ? ", " + std::to_string(model->graph_->wide_threads) + " for a lone request"
+                   : std::string());
   return model;
 }
 
@@ -198,8 +221,10 @@ StatusOr<std::vector<NamedTensor>> OnnxModel::Execute(const std::vector<NamedTen
                                                 t.byte_size(), t.shape().data(), t.shape().size(),
                                                 *type));
     }
+    Ort::Session& session =
+        g.wide && CallThreads() >= g.wide_threads ? *g.wide : *g.session;
     std::vector<Ort::Value> results =
-        g.session->Run(Ort::RunOptions{nullptr}, g.input_ptrs.data(), values.data(), values.size(),
+        session.Run(Ort::RunOptions{nullptr}, g.input_ptrs.data(), values.data(), values.size(),
                        g.output_ptrs.data(), g.output_ptrs.size());
     std::vector<NamedTensor> outputs;
     for (size_t i = 0; i < results.size(); ++i) {
@@ -222,5 +247,7 @@ StatusOr<std::vector<NamedTensor>> OnnxModel::Execute(const std::vector<NamedTen
     return Internal("model " + Quoted(config_.name) + ": ONNX Runtime: " + e.what());
   }
 }
+
+bool OnnxModel::RunsWide() const { return graph_->wide != nullptr; }
 
 }  // namespace inferd::backend

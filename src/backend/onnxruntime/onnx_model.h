@@ -13,6 +13,11 @@
 // Thread-safety: Execute may be called concurrently from several threads
 // (OrtSession::Run is thread-safe). Each call runs on the calling executor
 // thread, plus the session's intra-op threads when it has more than one.
+// An ONNX Runtime session's pool has a fixed size, so a model that may run a
+// lone request on every core (Options::wide_threads) holds a second session
+// with that pool, used by calls whose thread was widened to it
+// (call_width.h); the two share the prepacked weights (one copy of what the
+// kernels read; each keeps its own graph and the initializers not prepacked).
 // This header includes no ONNX Runtime header.
 #pragma once
 
@@ -28,6 +33,9 @@ class OnnxModel : public Model {
  public:
   struct Options {
     int threads = 1;  // intra-op threads of the session (the calling thread counts as one)
+    // Intra-op threads of the second session, for lone requests; no second
+    // session when not above `threads`.
+    int wide_threads = 0;
     std::shared_ptr<void> env;  // the backend's Ort::Env, kept alive by the model
   };
 
@@ -38,6 +46,7 @@ class OnnxModel : public Model {
 
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
   int64_t WeightBytes() const override { return file_bytes_; }
+  bool RunsWide() const override;
 
  private:
   struct Graph;  // the session and the name tables (onnx_model.cc)

@@ -15,6 +15,22 @@
 namespace inferd::backend {
 namespace {
 
+struct ThreadWidth {
+  std::vector<int> cores;
+  int threads = 1;
+  bool operator==(const ThreadWidth&) const = default;
+};
+
+// The width the calling thread's team has, and the one asked for next.
+ThreadWidth& Applied() {
+  thread_local ThreadWidth width;
+  return width;
+}
+ThreadWidth& Requested() {
+  thread_local ThreadWidth width;
+  return width;
+}
+
 int PinCurrentThread(int core) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -48,6 +64,7 @@ Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads) {
   } catch (const std::exception& e) {
     return Internal(std::string("torch: set_num_threads failed: ") + e.what());
   }
+  Applied() = Requested() = {cores, num_threads};
   if (cores.empty()) return Status::Ok();
 
   std::atomic<int> failed_core{-1};
@@ -72,6 +89,16 @@ Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads) {
                     " intra-op threads instead of " + std::to_string(n));
   }
   return Status::Ok();
+}
+
+void RequestCallWidth(const std::vector<int>& cores, int num_threads) {
+  Requested() = {cores, num_threads};
+}
+
+Status ApplyCallWidth() {
+  if (Requested() == Applied()) return Status::Ok();
+  Applied() = Requested();
+  return ConfigureIntraOpPool(Applied().cores, Applied().threads);
 }
 
 std::vector<int> CurrentThreadCores() {

@@ -23,6 +23,15 @@ void LimitInterOpThreads();
 // max(num_threads, 1) unpinned threads. A failed pin is reported, not fatal.
 Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads);
 
+// The width the scheduler gave the calling thread for its next calls
+// (Backend::SetCallWidth): kept, and applied by ApplyCallWidth at the next
+// torch forward on this thread, so that a widened thread that runs another
+// runtime's model leaves its OpenMP team alone.
+void RequestCallWidth(const std::vector<int>& cores, int num_threads);
+// Re-sizes and re-pins the calling thread's team (ConfigureIntraOpPool) when
+// the width last requested differs from the one it has. Cheap when equal.
+Status ApplyCallWidth();
+
 // The cores the calling thread may run on (its affinity mask), for tests and logs.
 std::vector<int> CurrentThreadCores();
 

@@ -40,7 +40,8 @@ struct RuntimeCandidate {
 std::vector<RuntimeCandidate> LoadOnnxCandidates(const LoadOptions& load);
 
 // The chosen candidate as it is served: its measured model when executors
-// run one intra-op thread (`executor_threads` <= 1), else the file loaded
+// run one intra-op thread and a lone request can have no more than one core
+// (`executor_threads` <= 1: the caller passes the larger), else the file loaded
 // again with the backend's own width, after the measured copy is released
 // (one copy of the weights).
 StatusOr<std::shared_ptr<Model>> ServeCandidate(const LoadOptions& load, RuntimeCandidate chosen,

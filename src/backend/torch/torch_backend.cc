@@ -47,6 +47,7 @@ StatusOr<std::shared_ptr<Model>> TorchBackend::Load(const LoadOptions& options) 
   model_options.choose_variant = options_.choose_variant;
   model_options.warm_up = options_.warm_up;
   model_options.executor_threads = width_.threads();
+  model_options.all_cores = width_.all_cores();
   return TorchModel::Load(options, model_options);
 }
 
@@ -54,6 +55,10 @@ void TorchBackend::InitExecutorThread(const std::vector<int>& cores, int num_thr
   width_.Note(cores, num_threads);
   Status status = ConfigureIntraOpPool(cores, num_threads);
   if (!status.ok()) spdlog::warn("torch: executor thread set-up: {}", status.message());
+}
+
+void TorchBackend::SetCallWidth(const std::vector<int>& cores, int num_threads) {
+  RequestCallWidth(cores, num_threads);
 }
 
 void TorchBackend::ReleaseCaches() {

@@ -52,6 +52,12 @@ class TorchBackend : public Backend {
 
   StatusOr<std::shared_ptr<Model>> Load(const LoadOptions& options) override;
   void InitExecutorThread(const std::vector<int>& cores, int num_threads) override;
+  // Kept for the thread's next torch forward, which re-sizes and re-pins its
+  // OpenMP team first (intra_op_pool.h: set_num_threads is per calling
+  // thread with libgomp; a member the pool dropped or made anew is pinned
+  // again). A thread that runs another runtime's model meanwhile keeps its
+  // team as it was.
+  void SetCallWidth(const std::vector<int>& cores, int num_threads) override;
   // Empties oneDNN's primitive cache (its capacity set to 0 and back): about
   // 0.23 MiB of heap and JIT code per small convnet ever run (docs/PERFORMANCE.md,
   // "Model cache").

@@ -1,5 +1,6 @@
 #include "backend/torch/torch_model.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "backend/chosen_model.h"
 #include "backend/torch/execution_variants.h"
+#include "backend/torch/intra_op_pool.h"
 #include "backend/torch/onnx_candidates.h"
 #include "backend/torch/precision_choice.h"
 #include "backend/torch/tensor_conversion.h"
@@ -178,7 +180,7 @@ StatusOr<std::shared_ptr<Model>> TorchModel::Load(const LoadOptions& load,
       eval = ::torch::jit::Module();
       memory::ReleaseFreeMemory();
       return ServeOtherRuntime(load, std::move(*other), std::move(report),
-                               options.executor_threads, start);
+                               std::max(options.executor_threads, options.all_cores), start);
     }
   }
   eval = ::torch::jit::Module();  // the unfrozen weights are not needed any more
@@ -372,6 +374,8 @@ StatusOr<std::vector<NamedTensor>> TorchModel::FromResult(const c10::IValue& res
 
 StatusOr<std::vector<NamedTensor>> TorchModel::Execute(const std::vector<NamedTensor>& inputs) {
   try {
+    Status width = ApplyCallWidth();  // the scheduler may have widened this thread
+    if (!width.ok()) spdlog::warn("torch: executor thread width: {}", width.message());
     c10::InferenceMode inference_mode;
     ASSIGN_OR_RETURN(std::vector<c10::IValue> args, ToArguments(inputs));
     return FromResult(module_.forward(std::move(args)));

@@ -43,6 +43,10 @@ class TorchModel : public Model {
     // Intra-op threads of the widest executor: an ONNX Runtime candidate
     // chosen by precision auto is loaded again with them when more than one.
     int executor_threads = 1;
+    // The cores of all executors: a lone request's width (Backend::SetCallWidth).
+    // Above 1, a chosen ONNX Runtime candidate is loaded again too, with its
+    // second session for lone requests.
+    int all_cores = 1;
   };
 
   // A TorchModel, or the other runtime's model precision auto chose.
@@ -57,6 +61,14 @@ class TorchModel : public Model {
   bool frozen() const { return frozen_; }
   // Parameters and buffers of the module as loaded (before freezing folds them).
   int64_t WeightBytes() const override { return weight_bytes_; }
+  // Execute would run on the calling thread's OpenMP team as wide as the
+  // scheduler set it (TorchBackend::SetCallWidth, applied at the forward),
+  // but it is not offered: measured on the shared 2-core machine (load 12,
+  // deberta_small fp32), a widened lone request ran 4.8x slower than on one
+  // core (libgomp's team waits at every parallel region for a descheduled
+  // member), where ONNX Runtime's non-spinning pool gained 1.9x.
+  // docs/performance/text.md; to be measured again on a quiet machine.
+  bool RunsWide() const override { return false; }
 
  private:
   TorchModel(::torch::jit::Module module, config::ModelConfig config, bool frozen,

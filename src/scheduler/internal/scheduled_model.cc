@@ -34,6 +34,9 @@ ScheduledModel::Metrics MakeMetrics(metrics::Registry* registry, const ModelSpec
       "results dropped because their request was answered first (deadline while running, batch "
       "given up)",
       labels);
+  m.wide_batches = registry->ShareCounter(
+      "inferd_lone_wide_batches_total",
+      "batches of one lone request run on the cores of the executors idle at the time", labels);
   return m;
 }
 

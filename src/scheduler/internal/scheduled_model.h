@@ -52,6 +52,9 @@ class ScheduledModel {
     // Results that came after their request was answered (504 at its
     // deadline while the batch ran, or the batch given up): dropped.
     std::shared_ptr<metrics::Counter> late_results;
+    // Batches of one lone request run on the cores of idle executors too
+    // (lone_request_width.h).
+    std::shared_ptr<metrics::Counter> wide_batches;
   };
 
   // `mu`: the scheduler's mutex (outlives this). `clock` times the runner's
@@ -81,6 +84,11 @@ class ScheduledModel {
   void set_calibration_deferred(bool deferred) REQUIRES(mu_) { calibration_deferred_ = deferred; }
   bool calibration_deferred() const REQUIRES(mu_) { return calibration_deferred_; }
 
+  // Requests in the batch taken from this model's queue before the one now
+  // (lone_request_width.h); 1 before any.
+  size_t last_batch_requests() const REQUIRES(mu_) { return last_batch_requests_; }
+  void set_last_batch_requests(size_t n) REQUIRES(mu_) { last_batch_requests_ = n; }
+
   // Sets the queue-depth gauge to the queue's size.
   void PublishDepth() const REQUIRES(mu_);
 
@@ -93,6 +101,7 @@ class ScheduledModel {
   const BatchCalibrator calibrator_;
   BatchCalibration calibration_ GUARDED_BY(mu_);
   bool calibration_deferred_ GUARDED_BY(mu_) = false;
+  size_t last_batch_requests_ GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace inferd::scheduler

@@ -24,6 +24,7 @@
 #include "scheduler/batch.h"
 #include "scheduler/batch_runner.h"
 #include "scheduler/calibration_tasks.h"
+#include "scheduler/lone_request_width.h"
 #include "scheduler/internal/scheduled_model.h"
 #include "scheduler/running_batches.h"
 #include "scheduler/scheduler.h"
@@ -99,6 +100,13 @@ class Scheduler::Impl {
   static void AnswerHung(const RunningBatches::Entry& hung, TimePoint now,
                          std::vector<QueuedRequest>* refused);
   void Release(size_t bytes, size_t requests) REQUIRES(mu_);
+  // The executors idle now that a batch of `m` about to run on `id` may
+  // park (lone_request_width.h); parks them and counts them out of idle_.
+  std::vector<int> LendTo(int id, ScheduledModel& m, size_t batch_requests) REQUIRES(mu_);
+  // Un-parks `lent` (they wait idle again) and wakes them.
+  void ReturnLent(const std::vector<int>& lent) REQUIRES(mu_);
+  // The intra-op threads computing now, and their peak (the metrics).
+  void CountThreads(int delta) REQUIRES(mu_);
   std::shared_ptr<ScheduledModel> Find(ScheduledModel* m) REQUIRES(mu_);
   // A loop, not remove_if: the analysis does not carry mu_ into a lambda.
   void PruneRemoved() REQUIRES(mu_);
@@ -124,6 +132,9 @@ class Scheduler::Impl {
   TimePoint watch_wake_ GUARDED_BY(mu_) = TimePoint::min();  // when the watchdog wakes next
   double virtual_now_ GUARDED_BY(mu_) = 0;                   // fair_share.h's V
   int idle_ GUARDED_BY(mu_) = 0;                             // executors waiting for work
+  std::vector<ExecutorState> executor_state_ GUARDED_BY(mu_);  // by id (lone_request_width.h)
+  int compute_threads_ GUARDED_BY(mu_) = 0;  // intra-op threads of the batches running
+  int compute_threads_peak_ GUARDED_BY(mu_) = 0;
   int stuck_ GUARDED_BY(mu_) = 0;                            // given-up threads still running
   bool draining_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
@@ -132,6 +143,9 @@ class Scheduler::Impl {
   // inferd_executors_abandoned_total / inferd_executors_stuck; null without metrics.
   metrics::Counter* abandoned_total_ = nullptr;
   metrics::Gauge* stuck_gauge_ = nullptr;
+  // inferd_compute_threads / inferd_compute_threads_peak; null without metrics.
+  metrics::Gauge* threads_gauge_ = nullptr;
+  metrics::Gauge* threads_peak_gauge_ = nullptr;
 };
 
 }  // namespace inferd::scheduler

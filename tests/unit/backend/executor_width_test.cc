@@ -19,5 +19,19 @@ TEST(ExecutorWidthTest, KeepsTheWidestExecutor) {
   EXPECT_EQ(width.threads(), 4);
 }
 
+TEST(ExecutorWidthTest, CountsTheDistinctCoresOfAllExecutors) {
+  ExecutorWidth width;
+  EXPECT_EQ(width.all_cores(), 1);
+  width.Note({}, 1);  // a load thread adds no core
+  EXPECT_EQ(width.all_cores(), 1);
+  width.Note({0}, 1);
+  width.Note({1}, 1);
+  width.Note({1}, 1);  // a recycled executor: the same core again
+  EXPECT_EQ(width.all_cores(), 2);
+  EXPECT_EQ(width.threads(), 1);
+  width.Note({4, 5, 6}, 3);
+  EXPECT_EQ(width.all_cores(), 5);
+}
+
 }  // namespace
 }  // namespace inferd::backend
