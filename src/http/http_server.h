@@ -54,6 +54,9 @@ class HttpServer {
     // Stop waits this long for responses in flight to be written (answers
     // the scheduler has already produced must reach their clients).
     std::chrono::milliseconds stop_grace{5000};
+    // A socket already listening (the supervisor's, inherited): adopted
+    // instead of binding bind_address:port; closed with the server. -1 = bind.
+    int listen_fd = -1;
   };
 
   struct Services {

@@ -82,6 +82,7 @@ class BatchRunner {
     ModelHooks hooks;
     Clock* clock = Clock::Real();  // times pre-processing and the forward
     Metrics metrics;
+    journal::ForwardMark forward_mark;  // around each forward (crash journal)
   };
   explicit BatchRunner(Options options);
 

@@ -67,6 +67,7 @@ BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock,
   o.hooks = spec.hooks;
   o.clock = clock;
   o.metrics = MakeRunnerMetrics(registry, spec);
+  o.forward_mark = spec.forward_mark;
   return o;
 }
 
