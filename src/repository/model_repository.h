@@ -133,9 +133,9 @@ class ModelRepository {
   Status Load(const std::string& model);
   Status Unload(const std::string& model);
 
-  // A version that was never loaded (before StartEagerLoads: the crash
-  // journal's quarantine at start) is quarantined as it is, and the eager
-  // loads leave its model alone.
+  // Before StartEagerLoads (the crash journal's quarantine at start) a
+  // version not loaded is quarantined as it is, and the eager loads leave
+  // its model alone; after it, such a version is kFailedPrecondition.
   // Takes `version` of `model` out of service at once, as an unload would
   // (its queue leaves the scheduler; requests queued or running are the
   // scheduler's to answer; its memory goes when the last holder lets go):

@@ -73,8 +73,9 @@ Status Lifecycle::QuarantineInstance(const std::string& model, int64_t version,
     }
     Version& slot = it->second;
     if (slot.phase == VersionPhase::kQuarantined) return Status::Ok();  // once is enough
-    if (!serial && !slot.handle && slot.phase == VersionPhase::kUnloaded && !Loading(e->phase)) {
-      // Not loaded (the crash journal's quarantine at start): kept from loading.
+    if (!started_ && !serial && !slot.handle && slot.phase == VersionPhase::kUnloaded &&
+        !Loading(e->phase)) {
+      // Before the eager loads (the crash journal's quarantine at start): kept from loading.
       Step(*e, slot, version, VersionEvent::kQuarantined);
       slot.quarantine_reason = reason;
       if (metrics_) {
