@@ -76,6 +76,20 @@ int main(int argc, char** argv) {
                 "bytes of requests queued or running, all models; past it 503 (0 = no limit)")
       ->capture_default_str();
 
+  s->add_flag("--no-supervisor", serve.no_supervisor,
+              "serve in this process, without the supervisor that keeps the ports and starts "
+              "a new serving process when one crashes (docs/ROBUSTNESS.md)");
+  s->add_option("--state-dir", serve.state_dir,
+                "folder of the crash journal and history; keep it across restarts (a Kubernetes "
+                "emptyDir) so that a model that crashes the server twice in ten minutes is "
+                "quarantined (default: a private temp folder)");
+  // Internal: how the supervisor starts the serving process.
+  s->add_option("--serving-sockets", serve.serving_sockets)->group("");
+  s->add_option("--restarts", serve.restarts)->group("");
+  s->add_option("--previous-exit", serve.previous_exit)->group("");
+  s->add_option("--ready-fd", serve.ready_fd)->group("");
+  serve.argv.assign(argv, argv + argc);
+
   inferd::topology::TopologyCommandOptions topo;
   auto* t = app.add_subcommand("topology", "print the CPU budget and the core plan");
   auto* topo_store =

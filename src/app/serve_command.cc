@@ -1,15 +1,18 @@
 #include "app/serve_command.h"
 
 #include <signal.h>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 
+#include "app/crash_recovery.h"
 #include "auth/exposure.h"
 #include "auth/key_store.h"
 #include "backend/backend_set.h"
@@ -27,6 +30,8 @@
 #include "scheduler/scheduler.h"
 #include "serving/request_metrics.h"
 #include "serving/services.h"
+#include "supervisor/listening_sockets.h"
+#include "supervisor/supervisor.h"
 #include "topology/core_plan.h"
 #include "topology/cpu_budget.h"
 #include "topology/plan_metrics.h"
@@ -96,9 +101,30 @@ int WaitForSignal(const std::function<void()>& on_hangup) {
   }
 }
 
+// The state dir of a process without a supervisor and without --state-dir.
+std::string PrivateStateDir() {
+  char dir[] = "/tmp/inferd-state-XXXXXX";
+  return ::mkdtemp(dir) ? dir : "";
+}
+
 }  // namespace
 
 int RunServe(const ServeOptions& options) {
+  if (!options.no_supervisor && options.serving_sockets.empty()) {
+    return supervisor::RunSupervisor({options.argv, options.bind, options.http_port,
+                                      options.management_port, options.metrics_port,
+                                      options.grpc_port, options.state_dir,
+                                      options.drain_timeout_s});
+  }
+  std::optional<supervisor::ServingSockets> inherited;
+  if (!options.serving_sockets.empty()) {
+    auto parsed = supervisor::ParseServingSockets(options.serving_sockets);
+    if (!parsed.ok()) {
+      spdlog::error("{}", parsed.status().message());
+      return 1;
+    }
+    inherited = *parsed;
+  }
   // Block the stop signals in every thread; the main thread waits for them.
   sigset_t set;
   sigemptyset(&set);
@@ -157,6 +183,19 @@ int RunServe(const ServeOptions& options) {
                 {{"allocator", std::string(memory::AllocatorName())}})
       .Set(1);
 
+  // Before any model loads: the previous process's crash, this one's journal.
+  const bool own_state_dir = options.state_dir.empty();
+  CrashRecovery::Options co;
+  co.state_dir = own_state_dir ? PrivateStateDir() : options.state_dir;
+  co.previous_exit = options.previous_exit;
+  co.restarts = options.restarts;
+  co.metrics = &registry;
+  auto recovery = CrashRecovery::Start(co);
+  if (!recovery.ok()) {
+    spdlog::error("{}", recovery.status().message());
+    return 1;
+  }
+
   backend::BackendSet::Options backend_options;
   backend_options.create.wide_calls = options.widen_lone_requests;
   auto backend = backend::BackendSet::Create(backend_options);
@@ -196,12 +235,16 @@ int RunServe(const ServeOptions& options) {
   ro.backend = backend->get();
   ro.scheduler = scheduler->get();
   ro.hooks_factory = pipeline::MakeModelHooks;
-  ro.placement = [core_plan](const config::ModelConfig& config, scheduler::ModelSpec* spec) {
+  CrashRecovery* crashes = recovery->get();
+  ro.placement = [core_plan, crashes](const config::ModelConfig& config,
+                                      scheduler::ModelSpec* spec) {
     if (const auto* m = core_plan.FindModel(config.name)) {
       spec->max_concurrency = m->max_concurrency;
       spec->executor_ids = m->executor_ids;
     }
+    spec->forward_mark = crashes->Mark(config.name, std::stoll(spec->version));
   };
+  ro.on_load_asked = [crashes](const std::string& model) { crashes->OnLoadAsked(model); };
   auto repo = repository::ModelRepository::Create(ro);
   if (!repo.ok()) {
     spdlog::error("model store: {}", repo.status().message());
@@ -214,6 +257,7 @@ int RunServe(const ServeOptions& options) {
                                  : "loaded at start unless `load: lazy`",
                *budget_bytes > 0 ? repository::FormatBytes(*budget_bytes) : "none",
                options.load_threads, repository::FormatBytes(rss_at_start));
+  (*recovery)->QuarantineAtStart(**repo);
   (*repo)->StartEagerLoads();
 
   dashboard::Sampler::Options dash;
@@ -255,6 +299,11 @@ int RunServe(const ServeOptions& options) {
     ho.tls = certificates.get();
     ho.dashboard = sampler->get();
     ho.mirrors = &mirrors;
+    if (inherited) {
+      ho.listen_fd = role == Role::kInference    ? inherited->http_fd
+                     : role == Role::kManagement ? inherited->management_fd
+                                                 : inherited->metrics_fd;
+    }
     auto server = http::HttpServer::Create(ho, services);
     if (!server.ok()) {
       spdlog::error("http: {}", server.status().message());
@@ -264,7 +313,8 @@ int RunServe(const ServeOptions& options) {
   }
   grpc::GrpcServer::Options go;
   go.bind_address = options.bind;
-  go.port = static_cast<uint16_t>(options.grpc_port);
+  // The supervisor holds the gRPC port's number (listening_sockets.h).
+  go.port = static_cast<uint16_t>(inherited ? inherited->grpc_port : options.grpc_port);
   go.threads = options.network_threads;
   go.max_message_bytes = options.body_limit;
   go.tls_cert = options.tls_cert;
@@ -280,6 +330,11 @@ int RunServe(const ServeOptions& options) {
   std::printf("inferd: listening http=%u management=%u metrics=%u grpc=%u\n", servers[0]->port(),
               servers[1]->port(), servers[2]->port(), (*grpc_server)->port());
   std::fflush(stdout);
+  if (options.ready_fd >= 0) {  // the supervisor: a crash from now on is restarted
+    const char up = 1;
+    (void)!::write(options.ready_fd, &up, 1);
+    ::close(options.ready_fd);
+  }
 
   const bool started = (*repo)->WaitForStartup(TimePoint::max());
   spdlog::info("inferd: ready={}", started && services.ready());
@@ -323,6 +378,7 @@ int RunServe(const ServeOptions& options) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       drain_start + grace - Clock::Real()->Now());
   (*grpc_server)->Stop(std::max(left, std::chrono::milliseconds(1000)));
+  (*recovery)->MarkClean();  // what still runs is abandoned on purpose
   if (!idle || stuck > 0) {
     // Destroying the scheduler would wait for the forwards still running:
     // end the process here, within the grace period, without destructors.
@@ -332,6 +388,10 @@ int RunServe(const ServeOptions& options) {
     std::_Exit(0);
   }
   spdlog::info("inferd: stopped");
+  if (own_state_dir) {
+    std::error_code ignored;
+    std::filesystem::remove_all(co.state_dir, ignored);
+  }
   return 0;
 }
 

@@ -11,6 +11,9 @@
 // that tests read when they ask for port 0. /ping and /v2/health/ready answer
 // ready once the eager loads have succeeded. SIGHUP re-reads --auth-keys and
 // the TLS files (which are also re-read when they change).
+// Unless --no-supervisor, `inferd serve` is a supervisor (supervisor.h) that
+// keeps the ports and runs this same function in a child process (given
+// --serving-sockets), started again when it dies unasked.
 // Run from the main thread; blocks until the process should exit.
 #pragma once
 
@@ -45,6 +48,15 @@ struct ServeOptions {
   std::string auth_keys;               // YAML: inference/management/metrics key lists
   bool allow_unauthenticated = false;  // serve a non-loopback address without keys
   std::string tls_cert, tls_key;       // PEM: HTTPS on the HTTP ports, TLS on gRPC
+  // Crashes (supervisor/supervisor.h, app/crash_recovery.h).
+  bool no_supervisor = false;  // serve in this process: no restart after a crash
+  std::string state_dir;       // crash journal and history; "" = a private temp folder
+  std::vector<std::string> argv;  // the command line, for the supervisor's children
+  // Internal flags the supervisor gives the serving process.
+  std::string serving_sockets;  // inherited ports (supervisor/listening_sockets.h)
+  int restarts = 0;
+  std::string previous_exit;
+  int ready_fd = -1;  // one byte written once the ports serve
 };
 
 // Returns the process exit code.

@@ -1,5 +1,6 @@
 #include "http/http_server.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -68,10 +69,18 @@ class HttpServer::Impl {
     tcp::endpoint endpoint(address, options_.port);
     std::string where = std::string(RoleName(options_.role)) + " port " + options_.bind_address +
                         ":" + std::to_string(options_.port);
-    acceptor_.open(endpoint.protocol(), ec);
-    if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(endpoint, ec);
-    if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (options_.listen_fd >= 0) {
+      // Inherited from the supervisor: not for the children this process may run.
+      ::fcntl(options_.listen_fd, F_SETFD, FD_CLOEXEC);
+      acceptor_.assign(endpoint.protocol(), options_.listen_fd, ec);
+      if (!ec) where = std::string(RoleName(options_.role)) + " port (inherited fd " +
+                       std::to_string(options_.listen_fd) + ")";
+    } else {
+      acceptor_.open(endpoint.protocol(), ec);
+      if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+      if (!ec) acceptor_.bind(endpoint, ec);
+      if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    }
     if (ec) return Unavailable("cannot listen on the " + where + ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
     BuildRoutes();

@@ -62,6 +62,9 @@ class HttpServer {
     // Its routes (mirror_routes.h); null = no traffic mirroring. Requests
     // reach it as serving::Services::tap.
     mirror::MirrorSet* mirrors = nullptr;
+    // A socket already listening (the supervisor's, inherited): adopted
+    // instead of binding bind_address:port; closed with the server. -1 = bind.
+    int listen_fd = -1;
   };
 
   // `services.repository` is required for the inference and management roles.

@@ -27,7 +27,9 @@ StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(const Options
   if (!o.peak_resident_bytes) o.peak_resident_bytes = [] { return TakePeakResidentBytes(); };
   auto impl = std::make_shared<Impl>(std::move(o));
   RETURN_IF_ERROR(impl->Init());
-  return std::unique_ptr<ModelRepository>(new ModelRepository(std::move(impl)));
+  auto repo = std::unique_ptr<ModelRepository>(new ModelRepository(std::move(impl)));
+  repo->on_load_asked_ = options.on_load_asked;
+  return repo;
 }
 
 ModelRepository::ModelRepository(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -48,6 +50,7 @@ StatusOr<ModelHandle> ModelRepository::Get(const std::string& model,
 }
 
 void ModelRepository::LoadAsync(const std::string& model, DoneCallback done) {
+  if (on_load_asked_) on_load_asked_(model);
   impl_->Load(model, std::move(done));
 }
 
@@ -56,6 +59,7 @@ void ModelRepository::UnloadAsync(const std::string& model, DoneCallback done) {
 }
 
 Status ModelRepository::Load(const std::string& model) {
+  if (on_load_asked_) on_load_asked_(model);
   std::promise<Status> result;
   impl_->Load(model, [&result](Status st) { result.set_value(std::move(st)); });
   return result.get_future().get();

@@ -83,6 +83,10 @@ class ModelRepository {
     // Hands freed heap memory back to the system after unloads (the allocator's
     // release call); may be empty.
     std::function<void()> release_memory;
+    // Called with the model's name at each LoadAsync/Load (the management
+    // API), before the load runs: the crash journal forgets the model's
+    // crashes. May be empty.
+    std::function<void(const std::string& model)> on_load_asked;
   };
   // Scans the store and registers every model; loads nothing and runs no
   // request. kNotFound when the store is not a directory.
@@ -129,6 +133,9 @@ class ModelRepository {
   Status Load(const std::string& model);
   Status Unload(const std::string& model);
 
+  // Before StartEagerLoads (the crash journal's quarantine at start) a
+  // version not loaded is quarantined as it is, and the eager loads leave
+  // its model alone; after it, such a version is kFailedPrecondition.
   // Takes `version` of `model` out of service at once, as an unload would
   // (its queue leaves the scheduler; requests queued or running are the
   // scheduler's to answer; its memory goes when the last holder lets go):
@@ -157,6 +164,7 @@ class ModelRepository {
   class Impl;
   explicit ModelRepository(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
+  std::function<void(const std::string&)> on_load_asked_;
 };
 
 }  // namespace inferd::repository

@@ -281,7 +281,10 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
 
   *stage = "the model's forward()";
   const TimePoint compute_start = clock.Now();
-  auto outputs = options_.model->Execute(assembled->inputs);
+  auto outputs = [&] {
+    journal::ForwardScope running(options_.forward_mark);  // the crash journal's mark
+    return options_.model->Execute(assembled->inputs);
+  }();
   const TimePoint compute_end = clock.Now();
   if (!outputs.ok()) {
     Status st = outputs.status().WithContext(model);

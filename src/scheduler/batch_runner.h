@@ -85,6 +85,7 @@ class BatchRunner {
     // ModelSpec::quarantine: called when a failed Execute leaves the model
     // with a backend::Model::QuarantineReason (a handler that keeps dying).
     std::function<void(const std::string& reason)> quarantine;
+    journal::ForwardMark forward_mark;  // around each forward (crash journal)
   };
   explicit BatchRunner(Options options);
 

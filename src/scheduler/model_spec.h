@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "common/status.h"
 #include "config/model_config.h"
+#include "journal/forward_journal.h"
 #include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
 
@@ -60,6 +61,8 @@ struct ModelSpec {
   // model ran past its max_execution_ms and was given up (the reason says
   // how long it ran): the repository quarantines the version. May be empty.
   std::function<void(const std::string& reason)> quarantine;
+  // Marks each forward's start and end in the crash journal (empty: none).
+  journal::ForwardMark forward_mark;
 };
 
 }  // namespace inferd::scheduler

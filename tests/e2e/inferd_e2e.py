@@ -363,11 +363,23 @@ class Server:
         os.makedirs(self.workdir, exist_ok=True)
         self.stdout_path = os.path.join(self.workdir, f"{name}.stdout")
         self.stderr_path = os.path.join(self.workdir, f"{name}.stderr")
+        # The crash journal's folder; the serving process writes serving.pid there.
+        self.state_dir = os.path.join(self.workdir, f"{name}.state")
 
     def command(self):
+        state = [] if "--state-dir" in self.args else ["--state-dir", self.state_dir]
         return [self.binary, "serve", "--model-store", self.store, "--http-port", "0",
                 "--management-port", "0", "--metrics-port", "0", "--grpc-port", "0",
-                "--drain-timeout", str(self.drain_timeout), *self.args]
+                "--drain-timeout", str(self.drain_timeout), *state, *self.args]
+
+    @property
+    def pid(self):
+        """The process that runs the models: the supervisor's child (its serving.pid), or
+        the process itself with --no-supervisor."""
+        if "--no-supervisor" in self.args:
+            return self.proc.pid
+        with open(os.path.join(self.state_dir, "serving.pid")) as f:
+            return int(f.read())
 
     def start(self, wait_ready=True, timeout=60):
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:

@@ -191,11 +191,11 @@ def test_waiting_calls_hold_no_thread(slow_server):
     """512 calls queued at once: the process's thread count stays what it was
     idle (give or take gRPC's own few); then they are cancelled and dropped."""
     s, client = slow_server
-    idle = threads_of(s.proc.pid)
+    idle = threads_of(s.pid)
     cancelled0 = rejected(s, "deadline_slow", "cancelled")
     calls = fill_queue(client, "deadline_slow", 512)
     wait_until(lambda: queue_depth(s, "deadline_slow") >= 500, 60, "500 calls queued")
-    busy = threads_of(s.proc.pid)
+    busy = threads_of(s.pid)
     for c in calls:
         c.cancel()
     print(f"\nthreads: {idle} idle, {busy} with {queue_depth(s, 'deadline_slow'):.0f} gRPC calls "

@@ -386,9 +386,9 @@ def test_model_names_that_cannot_be_models(server_factory, cache_store):
 def executor_threads(server):
     """The thread ids of the server's executors (named inferd-exec-N)."""
     tids = set()
-    for task in os.listdir(f"/proc/{server.proc.pid}/task"):
+    for task in os.listdir(f"/proc/{server.pid}/task"):
         try:
-            with open(f"/proc/{server.proc.pid}/task/{task}/comm") as f:
+            with open(f"/proc/{server.pid}/task/{task}/comm") as f:
                 if f.read().startswith("inferd-exec-"):
                     tids.add(int(task))
         except FileNotFoundError:  # exited meanwhile

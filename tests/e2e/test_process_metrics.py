@@ -32,7 +32,7 @@ def allocator(samples):
 
 def test_process_series_are_exported(main_server):
     samples = scrape(main_server)
-    pid = main_server.proc.pid
+    pid = main_server.pid
     with open(f"/proc/{pid}/status") as f:
         rss_kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
     rss = one(samples, "process_resident_memory_bytes")

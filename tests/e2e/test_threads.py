@@ -73,7 +73,7 @@ def test_compute_threads_stay_within_the_budget_and_pinned(server_factory, examp
     for c in clients:
         c.start()
     time.sleep(1.0)  # warm-up: every executor has run
-    pid = s.proc.pid
+    pid = s.pid
     before = thread_cpu_seconds(pid)
     t0 = time.monotonic()
     time.sleep(LOAD_SECONDS)

@@ -215,8 +215,10 @@ class InferdServer(ServerProcess):
 
     def command(self):
         store = ["--model-store", self.store] if self.store else []
+        # --no-supervisor: the pid the harness measures (CPU, RSS, threads) is the
+        # process that runs the models; the crash journal still marks every forward.
         return [self.binary, "serve", *store, "--http-port", "0", "--management-port", "0",
-                "--metrics-port", "0", "--grpc-port", "0", *self.args]
+                "--metrics-port", "0", "--grpc-port", "0", "--no-supervisor", *self.args]
 
     def _stdout_path(self):
         return self.stdout_path

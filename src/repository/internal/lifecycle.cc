@@ -136,6 +136,7 @@ void Lifecycle::StartEagerLoads() {
   started_ = true;
   for (auto& [name, e] : entries_) {
     if (e.policy != LoadPolicy::kEager || e.phase != Phase::kIdle) continue;
+    if (QuarantinedVersionLocked(e)) continue;  // quarantined before the start
     e.startup = true;
     ++startup_pending_;
     AskLoadLocked(e, /*rescan=*/false);

@@ -73,6 +73,20 @@ Status Lifecycle::QuarantineInstance(const std::string& model, int64_t version,
     }
     Version& slot = it->second;
     if (slot.phase == VersionPhase::kQuarantined) return Status::Ok();  // once is enough
+    if (!started_ && !serial && !slot.handle && slot.phase == VersionPhase::kUnloaded &&
+        !Loading(e->phase)) {
+      // Before the eager loads (the crash journal's quarantine at start): kept from loading.
+      Step(*e, slot, version, VersionEvent::kQuarantined);
+      slot.quarantine_reason = reason;
+      if (metrics_) {
+        metrics_->quarantines->Increment();
+        QuarantinedGauge(model, version).Set(1);
+      }
+      spdlog::warn("model '{}' version {} quarantined: {} (it serves again once loaded through "
+                   "the management API)", model, version, reason);
+      UpdateGaugesLocked();
+      return Status::Ok();
+    }
     if (!Serving(slot.phase) || (serial && slot.serial != *serial)) {
       // An instance already replaced, unloaded or evicted: nothing serves to take out.
       return FailedPrecondition("model '" + model + "' version " + std::to_string(version) +

@@ -58,6 +58,10 @@ StatusOr<VersionPhase> Next(VersionPhase phase, VersionEvent event) {
   using E = VersionEvent;
   switch (phase) {
     case P::kUnloaded:
+      if (event == E::kLoadStarted) return P::kLoading;
+      // Not loaded, quarantined at start by the crash journal.
+      if (event == E::kQuarantined) return P::kQuarantined;
+      break;
     case P::kQuarantined:
       if (event == E::kLoadStarted) return P::kLoading;
       break;

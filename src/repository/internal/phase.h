@@ -39,6 +39,7 @@
 //
 //   from          event           to
 //   kUnloaded     kLoadStarted    kLoading
+//   kUnloaded     kQuarantined    kQuarantined   (the crash journal quarantines at start)
 //   kQuarantined  kLoadStarted    kLoading       (only a load through the management API)
 //   kReady        kLoadStarted    kReloading     (the old instance serves meanwhile)
 //   kLoading      kLoaded         kReady

@@ -71,6 +71,7 @@ BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock,
   o.quarantine = spec.quarantine;
   o.clock = clock;
   o.metrics = MakeRunnerMetrics(registry, spec);
+  o.forward_mark = spec.forward_mark;
   return o;
 }
 

@@ -65,6 +65,7 @@ const std::map<std::pair<P, E>, P>& Legal() {
 const std::map<std::pair<VP, VE>, VP>& LegalVersion() {
   static const std::map<std::pair<VP, VE>, VP> legal = {
       {{VP::kUnloaded, VE::kLoadStarted}, VP::kLoading},
+      {{VP::kUnloaded, VE::kQuarantined}, VP::kQuarantined},  // the crash journal, at start
       {{VP::kQuarantined, VE::kLoadStarted}, VP::kLoading},
       {{VP::kReady, VE::kLoadStarted}, VP::kReloading},
       {{VP::kLoading, VE::kLoaded}, VP::kReady},

@@ -168,5 +168,32 @@ TEST_F(QuarantineTest, BadAsksAreRefused) {
   EXPECT_EQ(repo.GetStatus("a")->state, ModelState::kUnavailable);
 }
 
+// The crash journal's quarantine at start: before the eager loads, a version
+// not loaded yet is quarantined as it is; its model is not loaded at start,
+// the others are; a management load clears it.
+TEST_F(QuarantineTest, BeforeTheStartAVersionNotLoadedIsQuarantinedAndNotLoaded) {
+  AddModel("poison", kConfig, {1});
+  AddModel("fine", kConfig, {1});
+  auto& repo = Open(Defaults(), /*start=*/false);
+  ASSERT_TRUE(repo.Quarantine("poison", 1, "running in 2 crashes").ok());
+  repo.StartEagerLoads();
+  ASSERT_TRUE(repo.WaitForStartup(TimePoint::max()));
+  EXPECT_TRUE(repo.AllReady());  // the node serves its other models
+  EXPECT_EQ(repo.GetStatus("fine")->state, ModelState::kReady);
+  auto st = repo.GetStatus("poison");
+  EXPECT_EQ(st->state, ModelState::kQuarantined);
+  EXPECT_EQ(st->reason, "running in 2 crashes");
+  EXPECT_EQ(backend_.LastModel(ModelPath("poison")), nullptr);  // never loaded
+  EXPECT_EQ(Gauge("poison", "1"), 1);
+  auto refused = repo.Get("poison");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("QUARANTINED: running in 2 crashes"),
+            std::string::npos)
+      << refused.status().message();
+  ASSERT_TRUE(repo.Load("poison").ok());
+  EXPECT_EQ(repo.GetStatus("poison")->state, ModelState::kReady);
+  EXPECT_EQ(Gauge("poison", "1"), 0);
+}
+
 }  // namespace
 }  // namespace inferd::repository
