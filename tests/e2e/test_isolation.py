@@ -66,7 +66,9 @@ def test_hung_forwards_answer_504_at_deadline_and_are_contained(server_factory, 
     for t in threads:
         t.join(30)
     for status, seconds, body in spins:
-        assert status == 504, (status, body)
+        # 503 at once when the spinner was quarantined past its bound on stuck threads
+        # (see the next test).
+        assert status == 504 or (status == 503 and b"past the bound of" in body), (status, body)
         assert seconds < 2 + 1, f"answered after {seconds:.2f} s, deadline 2 s"
     assert small and all(s == 200 for s in small), small
 
@@ -77,13 +79,19 @@ def test_hung_forwards_answer_504_at_deadline_and_are_contained(server_factory, 
                "an executor given up")
     samples = parse_metrics(get(server.metrics, "/metrics").body.decode())
     assert metric_sum_model(samples, "inferd_late_results_total", "spinner") == 0
-    # The spinner is quarantined: refused at once with the reason.
-    r = post(server.http, "/v2/models/spinner/infer", SPIN, timeout=10)
+    # Those forwards were given up at the deadline (nobody waited for them, the small model
+    # did: issue 38), within the spinner's bound on stuck threads. One whose deadline (the
+    # default 5 s) is past max_execution_ms is given up at the limit, and the spinner is
+    # quarantined: refused at once with the reason.
+    r = post(server.http, "/v2/models/spinner/infer", SPIN, timeout=60)
+    if r.status == 500:
+        assert "past max_execution_ms" in r.error(), r.error()
+        r = post(server.http, "/v2/models/spinner/infer", SPIN, timeout=10)
     assert r.status == 503, r
-    assert "max_execution_ms" in r.error(), r.error()
+    assert "max_execution_ms" in r.error() or "past the bound of" in r.error(), r.error()
     assert post(server.http, "/v2/models/small/infer", SMALL, timeout=10).status == 200
     logs = server.logs()
-    assert "past its limit of 3000 ms" in logs, logs
+    assert "past its limit of 3000 ms" in logs or "past the bound of" in logs, logs
     # The stuck threads still spin (at SCHED_IDLE); SIGTERM ends the process anyway.
     assert server.stop() == 0, server.logs()
 
@@ -164,13 +172,17 @@ def test_a_batch_nobody_waits_for_gives_its_executor_to_the_small_model(server_f
     wait_until(lambda: spinner_batches(server) >= 1, 60, "a spinning forward started")
     stop = threading.Event()
     small = []
-    clients = [threading.Thread(target=small_client, args=(server, stop, small)) for _ in range(4)]
+    clients = [threading.Thread(target=small_client, args=(server, stop, small), daemon=True)
+               for _ in range(4)]
     for c in clients:
         c.start()
     for t in threads:
         t.join(60)
     for status, seconds, body in spins:
-        assert status == 504, (status, body)
+        # 504 at the deadline; or 503 at once when the spinner was quarantined first: a
+        # queued spinner request that a replacement executor started just before its own
+        # deadline makes one stuck thread more, past the bound of one per executor.
+        assert status == 504 or (status == 503 and b"past the bound of" in body), (status, body)
         assert seconds < 2 + 1, f"answered after {seconds:.2f} s, deadline 2 s"
     # The spinners' executors were handed over because nobody waited for their batches.
     wait_until(lambda: metric_sum(metrics_of(server), "inferd_executors_unwaited_total") >= 1,
@@ -209,7 +221,7 @@ def test_a_batch_nobody_waits_for_gives_its_executor_to_the_small_model(server_f
         # Other work waiting now hands the stuck batches' executors over.
         stop.clear()
         small_now = []
-        one = threading.Thread(target=small_client, args=(server, stop, small_now))
+        one = threading.Thread(target=small_client, args=(server, stop, small_now), daemon=True)
         one.start()
         wait_until(lambda: len(small_now) >= 1, 120, "the small model answering")
         stop.set()
