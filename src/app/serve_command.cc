@@ -209,6 +209,7 @@ int RunServe(const ServeOptions& options) {
   so.metrics = &registry;
   so.max_queue_bytes = options.max_queue_bytes;
   so.widen_lone_requests = options.widen_lone_requests;
+  so.time_unbatched = true;  // max_batch_size 1 models: a limit from a measurement
   auto scheduler = scheduler::Scheduler::Create(so);
   if (!scheduler.ok()) {
     spdlog::error("scheduler: {}", scheduler.status().message());

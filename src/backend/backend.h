@@ -63,6 +63,9 @@ struct ExecutionReport {
   std::string chosen;  // the variant Execute runs; empty when the backend has no choice
   std::vector<ExecutionVariantTrial> trials;
   PrecisionReport precision;
+  // What load-time measurement was skipped to keep a slow model's load
+  // within its budget, and why (the log says it too); empty when nothing.
+  std::string skipped;
 };
 
 class Model {

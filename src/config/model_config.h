@@ -88,7 +88,8 @@ struct ModelConfig {
   int weight = 1;
   // A batch running longer is given up (its requests answered, its executor
   // replaced, the model quarantined). 0 = derived: 20 x the slowest batch
-  // calibrated or seen, at least 10 s (60 s for a model not calibrated).
+  // calibrated or seen, at least 10 s (60 s for a model neither calibrated
+  // nor timed: a max_batch_size 1 model has one forward timed at load).
   int64_t max_execution_ms = 0;
   InstancesConfig instances;
   Precision precision = Precision::kFp32;

@@ -95,6 +95,10 @@ std::string WriteMirrorReport(const mirror::MirrorReport& r) {
   w.Key("candidate_timeouts").Int(r.candidate_timeouts);
   w.Key("primary_errors").Int(r.primary_errors);
   w.Key("in_flight").Int(r.in_flight);
+  w.Key("no_spare_executor").Int(r.no_spare_executor);
+  w.Key("sampled_down").Int(r.sampled_down);
+  w.Key("effective_fraction").Double(r.effective_fraction);
+  w.Key("candidate_slowdown").Double(r.candidate_slowdown);
   w.Key("last_candidate_error").String(r.last_candidate_error);
   WriteOptional(w, "top1_agreement", c.top1_agreement);
   w.Key("max_abs_error").Double(c.max_abs_error);

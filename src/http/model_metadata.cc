@@ -146,6 +146,9 @@ StatusOr<std::string> WriteV2ModelMetadata(const ModelStatus& status,
   } else {
     w.Null();
   }
+  // What load-time measurement was skipped to keep a slow model's load in
+  // its budget (backend::ExecutionReport::skipped); absent when nothing.
+  if (!m.load_skipped.empty()) w.Key("load_measurement_skipped").String(m.load_skipped);
   // repository/version_files.h: the files of the shown version's folder.
   w.Key("candidates").BeginArray();
   for (const auto& f : m.candidates) {

@@ -1,8 +1,10 @@
 #include "mirror/mirror.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <vector>
 
 #include "common/thread_annotations.h"
 
@@ -29,6 +31,41 @@ struct Mirror::State {
   mutable Mutex mu;
   Comparison comparison GUARDED_BY(mu);
   std::string last_error GUARDED_BY(mu);
+  // candidate / primary latency of the last kRatios pairs (a ring), for the
+  // sample-down; their median, once kMinRatios were seen.
+  static constexpr size_t kRatios = 15;
+  static constexpr size_t kMinRatios = 3;
+  // A primary is taken as at least this slow: a candidate of a few ms is
+  // never sampled down for its queueing noise.
+  static constexpr double kPrimaryFloorMs = 5;
+  std::vector<double> ratios GUARDED_BY(mu);
+  size_t next_ratio GUARDED_BY(mu) = 0;
+  double slowdown GUARDED_BY(mu) = 0;
+  // The share of picks kept (1: all; see Mirror's header), read in Tap.
+  std::atomic<double> keep{1.0};
+  std::atomic<int64_t> no_spare{0};
+  std::atomic<uint64_t> picks{0};
+  std::atomic<int64_t> sampled_down{0};
+
+  // A pair of latencies (ms) measured. A median, not an average: the first
+  // copy to a lazy candidate also waits for its load. A candidate whose
+  // median is more than kSlowFactor times its primary's latency keeps only
+  // kSlowFactor / median of the picks.
+  void ObservePair(double primary_ms, double candidate_ms) {
+    MutexLock lock(&mu);
+    const double ratio = candidate_ms / std::max(primary_ms, kPrimaryFloorMs);
+    if (ratios.size() < kRatios) {
+      ratios.push_back(ratio);
+    } else {
+      ratios[next_ratio] = ratio;
+    }
+    next_ratio = (next_ratio + 1) % kRatios;
+    if (ratios.size() < kMinRatios) return;
+    std::vector<double> sorted = ratios;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    slowdown = sorted[sorted.size() / 2];
+    keep.store(slowdown > kSlowFactor ? kSlowFactor / slowdown : 1.0);
+  }
 
   metrics::Labels Labels() const { return {{"model", options.model}}; }
 
@@ -76,6 +113,7 @@ struct Mirror::State {
           diff.mismatch.empty() ? "compared" : "mismatched");
     ObserveLatency("primary", primary_ms);
     ObserveLatency("candidate", candidate_ms);
+    ObservePair(primary_ms, candidate_ms);
     ComparisonSummary totals;
     {
       MutexLock lock(&mu);
@@ -132,6 +170,12 @@ scheduler::Completion Mirror::Tap(const scheduler::InferenceRequest& request,
                                   scheduler::Completion done) {
   const uint64_t n = state_->seen.fetch_add(1, std::memory_order_relaxed);
   if (!Picked(n, state_->options.config.fraction)) return done;
+  // The sample-down of a slow candidate: a second stage over the picks.
+  const uint64_t pick = state_->picks.fetch_add(1, std::memory_order_relaxed);
+  if (!Picked(pick, state_->keep.load())) {
+    state_->Count(&state_->sampled_down, "sampled_down");
+    return done;
+  }
   if (state_->in_flight.fetch_add(1) >= state_->options.config.max_in_flight) {
     state_->in_flight.fetch_sub(1);
     state_->Count(&state_->dropped, "dropped");
@@ -145,7 +189,7 @@ scheduler::Completion Mirror::Tap(const scheduler::InferenceRequest& request,
   copy->id = request.id;
   copy->inputs = request.inputs;
   copy->raw = request.raw;
-  copy->priority = scheduler::kMaxPriority;  // after every other request of the candidate
+  copy->priority = scheduler::kSparePriority;  // only on an executor nobody else wants
   Clock* clock = state_->options.clock;
   const TimePoint start = clock->Now();
   std::weak_ptr<Candidate> weak = candidate_;
@@ -173,6 +217,11 @@ scheduler::Completion Mirror::Tap(const scheduler::InferenceRequest& request,
                         state->Compared(*copy, n, primary, primary_ms, *answer, candidate_ms);
                       } else if (answer.status().code() == StatusCode::kDeadlineExceeded) {
                         state->Count(&state->candidate_timeouts, "candidate_timeout");
+                        // At least this slow: the sample-down must see it.
+                        state->ObservePair(primary_ms, candidate_ms);
+                      } else if (answer.status().code() == StatusCode::kResourceExhausted &&
+                                 answer.status().message() == scheduler::kNoSpareExecutor) {
+                        state->Count(&state->no_spare, "no_spare_executor");
                       } else {
                         state->Count(&state->candidate_errors, "candidate_error");
                         MutexLock lock(&state->mu);
@@ -196,7 +245,11 @@ MirrorReport Mirror::Report() const {
   r.candidate_timeouts = s.candidate_timeouts.load();
   r.primary_errors = s.primary_errors.load();
   r.in_flight = s.in_flight.load();
+  r.no_spare_executor = s.no_spare.load();
+  r.sampled_down = s.sampled_down.load();
+  r.effective_fraction = s.options.config.fraction * s.keep.load();
   MutexLock lock(&s.mu);
+  r.candidate_slowdown = s.slowdown;
   r.last_candidate_error = s.last_error;
   r.comparison = s.comparison.Summarize();
   return r;

@@ -15,9 +15,20 @@
 // When the candidate answers, its outputs are compared with the primary's
 // (comparison.h) on the candidate's completion thread.
 //
+// Copies take only spare capacity (issue 38). A local candidate's copy is
+// queued at scheduler::kSparePriority: the scheduler refuses it when no
+// executor is idle, and lets at most all executors but one run such copies;
+// a refused copy is dropped and counted (no_spare_executor). A candidate
+// whose latency is more than kSlowFactor times its primary's (taken as at
+// least 5 ms; the median ratio of the last 15 pairs, three at least; candidate_slowdown in the report) is sampled
+// down: only kSlowFactor / that ratio of the picks are sent
+// (effective_fraction; the others count as sampled_down), so that its copies
+// cost about kSlowFactor times the primary's own time at most.
+//
 // Metrics (label model = the primary):
 //   inferd_mirror_requests_total{model, outcome}  outcome = mirrored | dropped | compared |
-//       mismatched | candidate_error | candidate_timeout | primary_error
+//       mismatched | candidate_error | candidate_timeout | primary_error | no_spare_executor |
+//       sampled_down
 //   inferd_mirror_in_flight{model}                gauge
 //   inferd_mirror_top1_agreement{model}           gauge, classifier outputs only
 //   inferd_mirror_max_abs_error{model}            gauge
@@ -45,6 +56,10 @@ namespace inferd::mirror {
 // Whether request n (0-based) of a stream is mirrored at `fraction`.
 bool Picked(uint64_t n, double fraction);
 
+// How many times slower than its primary a candidate may be before its
+// copies are sampled down (see the top).
+inline constexpr double kSlowFactor = 4;
+
 struct MirrorReport {
   std::string model;
   config::MirrorConfig config;
@@ -56,6 +71,14 @@ struct MirrorReport {
   int64_t candidate_timeouts = 0;
   int64_t primary_errors = 0;  // the primary failed: nothing to compare
   int64_t in_flight = 0;
+  int64_t no_spare_executor = 0;  // copies refused: no executor was spare
+  int64_t sampled_down = 0;       // picks not sent: the candidate is slow (see the top)
+  // fraction, times the share kept when the candidate is slow (see the top).
+  double effective_fraction = 0;
+  // The median of candidate / primary latency over the last 15 pairs
+  // compared (or timed out), the primary's taken as at least 5 ms; 0 until
+  // three were.
+  double candidate_slowdown = 0;
   std::string last_candidate_error;
   ComparisonSummary comparison;
 };

@@ -69,6 +69,9 @@ struct VersionStatus {
   // absent when not resident or when the backend had no choice (precision
   // fp32, or a backend without one).
   std::optional<backend::PrecisionReport> precision;
+  // What load-time measurement was skipped for its budget; empty when nothing
+  // or not resident.
+  std::string load_skipped;
   // The model files in the version's folder: the one served and the
   // candidates `inferd optimize` wrote beside it (version_files.h). Read by
   // GetStatus only; List leaves it empty (a directory read per version).

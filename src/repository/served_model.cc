@@ -8,6 +8,10 @@ ServedModel::~ServedModel() {
   if (parts_.on_release) parts_.on_release();
 }
 
+std::string ServedModel::load_skipped() const {
+  return parts_.model ? parts_.model->execution_report().skipped : std::string();
+}
+
 backend::PrecisionReport ServedModel::precision() const {
   return parts_.model ? parts_.model->execution_report().precision : backend::PrecisionReport{};
 }

@@ -78,6 +78,9 @@ class ServedModel : public std::enable_shared_from_this<ServedModel> {
   // What the backend measured when it chose the precision (fixed at load);
   // empty `requested` when it had no choice.
   backend::PrecisionReport precision() const;
+  // What the backend's load-time measurement skipped for its budget; empty
+  // when nothing (backend::ExecutionReport::skipped).
+  std::string load_skipped() const;
 
   // Stops accepting requests; those already queued still run. Idempotent.
   void Retire();

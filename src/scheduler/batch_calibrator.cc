@@ -22,6 +22,10 @@ double BatchCalibrator::SecondsSince(TimePoint start) const {
 
 namespace {
 
+// A model whose first forward of batch 1 takes longer is not calibrated:
+// the ladder would cost at least four such forwards per size at load.
+constexpr double kSlowForwardMs = 1000;
+
 // One forward's cost in ms by `timer`, or -1 with `failure` set when the
 // model failed or threw.
 double TimeForward(backend::Model& model, const CallTimer& timer,
@@ -103,7 +107,20 @@ BatchCalibration BatchCalibrator::Calibrate(const CalibrationOptions& options) c
     }
     inputs.push_back(ZeroInputs(config, batch));
     double ms = 0;
-    for (int k = 0; k < 2 && ms >= 0; ++k) ms = time_call(inputs.back());
+    for (int k = 0; k < 2 && ms >= 0; ++k) {
+      ms = time_call(inputs.back());
+      if (batch == 1 && k == 0 && ms > kSlowForwardMs) {
+        // Two warm calls and two timed rounds would take seconds each.
+        BatchCalibration slow;
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "not calibrated: a forward of batch 1 took %.0f ms; measuring batch sizes "
+                      "would pass the load-time budget (batch 1 at most %.0f ms)",
+                      ms, kSlowForwardMs);
+        slow.note = buf;
+        return slow;
+      }
+    }
     if (ms < 0) {
       BatchCalibration failed;
       failed.note = "not calibrated: the model failed on zero inputs of batch " +
@@ -140,6 +157,17 @@ BatchCalibration BatchCalibrator::Calibrate(const CalibrationOptions& options) c
   c.seconds = elapsed_s();
   c.note += std::to_string(rounds) + " timed rounds";
   return c;
+}
+
+double BatchCalibrator::TimeOneForward(const CallTimer& timer, std::string* failure) const {
+  const std::vector<NamedTensor> inputs = ZeroInputs(options_.config, 1);
+  if (inputs.empty()) {
+    *failure = "an input has variable dims or is BYTES";
+    return -1;
+  }
+  const double first = TimeForward(*options_.model, timer, inputs, failure);
+  if (first < 0 || first > 1000) return first;
+  return TimeForward(*options_.model, timer, inputs, failure);
 }
 
 namespace {

@@ -50,6 +50,12 @@ class BatchCalibrator {
   // by_length and the fitted length_cost, and stays uncalibrated in batch
   // sizes.
   BatchCalibration Calibrate(const CalibrationOptions& options) const;
+  // For a model that is not calibrated (max_batch_size 1): one forward of
+  // batch 1 on zero inputs, timed by `timer`, in ms, after one call that
+  // warms it (skipped when that call alone took over a second). -1 when
+  // the inputs cannot be made (variable dims, BYTES) or the model failed
+  // (`failure` says why). Its execution limit derives from it.
+  double TimeOneForward(const CallTimer& timer, std::string* failure) const;
 
  private:
   BatchCalibration CalibrateLengths(const CalibrationOptions& options) const;

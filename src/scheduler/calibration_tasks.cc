@@ -84,6 +84,44 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
     result = m->calibrator().Calibrate(options_.calibration);  // only explains why not
   }
   Publish(*m, std::move(result), "");
+  if (options_.calibrate && options_.time_unbatched && m->config().max_batch_size <= 1 &&
+      m->config().dynamic_batching.calibrate) {
+    Post(TimingTask(m));
+  }
+}
+
+// A model of max_batch_size 1 has no batch sizes to calibrate, but its
+// execution limit needs a measurement: one forward, timed on an executor in
+// the background (the model serves meanwhile, under the 60 s default).
+std::shared_ptr<ExecutorTask> CalibrationTasks::TimingTask(std::shared_ptr<ScheduledModel> m) {
+  auto task = std::make_shared<ExecutorTask>();
+  task->executors = m->spec().executor_ids;
+  task->run = [this, m, executors = options_.executors](int executor) {
+    const int threads = executors[static_cast<size_t>(executor)].num_threads;
+    std::string failure;
+    double ms = -1;
+    try {
+      ms = m->calibrator().TimeOneForward(ExecutorTimer(threads), &failure);
+    } catch (...) {
+      failure = "it threw";
+    }
+    if (ms < 0) {
+      spdlog::info("model '{}': max_batch_size 1, its forward not timed ({}): max_execution_ms "
+                   "defaults to 60 s",
+                   m->spec().name, failure);
+      return;
+    }
+    MutexLock lock(mu_);
+    ModelQueue& q = m->queue();
+    q.AssertLockedBy(mu_);
+    q.SetTimedForward(ms);
+    spdlog::info("model '{}': max_batch_size 1, one forward timed at {:.2f} ms: batches are "
+                 "given up after {} ms",
+                 m->spec().name, ms,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(q.ExecutionLimit()).count());
+  };
+  task->cancel = [] {};
+  return task;
 }
 
 void CalibrationTasks::MaybeStartDeferred(const std::shared_ptr<ScheduledModel>& m, int items) {

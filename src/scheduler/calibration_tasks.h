@@ -33,6 +33,7 @@ class CalibrationTasks {
  public:
   struct Options {
     bool calibrate = true;  // Scheduler::Options::calibrate
+    bool time_unbatched = false;  // Scheduler::Options::time_unbatched
     CalibrationOptions calibration;
     std::vector<ExecutorSpec> executors;
     metrics::Registry* metrics = nullptr;  // may be null
@@ -51,12 +52,17 @@ class CalibrationTasks {
   void MaybeStartDeferred(const std::shared_ptr<ScheduledModel>& m, int items) REQUIRES(mu_);
   // Runs one task that executor `executor` may run, unlocked; false when none.
   bool RunOne(int executor) REQUIRES(mu_);
+  // Whether a task waits for an executor.
+  bool pending() const REQUIRES(mu_) { return !tasks_.empty(); }
   // Cancels every task queued, and all posted from now on (stopping).
   void CancelAll();
 
  private:
   bool WouldCalibrate(const config::ModelConfig& config) const;
   void Post(std::shared_ptr<ExecutorTask> task);
+  // Times one forward of a model that is not calibrated (max_batch_size 1)
+  // for its execution limit (ModelQueue::SetTimedForward).
+  std::shared_ptr<ExecutorTask> TimingTask(std::shared_ptr<ScheduledModel> m);
   void Publish(ScheduledModel& m, BatchCalibration result, const std::string& origin);
 
   Mutex* const mu_;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/thread_team.h"
 #include "scheduler/fair_share.h"
 #include "scheduler/internal/scheduled_model.h"
 #include "scheduler/internal/scheduler_impl.h"
@@ -28,6 +29,8 @@ ScheduledModel* Scheduler::Impl::PickReady(int executor, TimePoint now, TimePoin
     if (q.empty()) continue;
     *next_wake = std::min(*next_wake, q.EarliestDeadline());
     if (!q.CanStartOn(executor)) continue;
+    // Mirrored copies take only spare capacity: all executors but one.
+    if (spare_running_ >= SpareCap() && q.HeadIsSpare()) continue;
     auto when = q.ReadyTime(/*executors_idle=*/idle_ > 0);
     if (*when > now) {
       *next_wake = std::min(*next_wake, *when);
@@ -38,6 +41,32 @@ ScheduledModel* Scheduler::Impl::PickReady(int executor, TimePoint now, TimePoin
   }
   const int pick = FairShare::Pick(contenders);
   return pick < 0 ? nullptr : ready[static_cast<size_t>(pick)];
+}
+
+namespace {
+
+// A batch 1 this dear is heavy; one this cheap is not worth cutting.
+constexpr double kHeavyBatchMs = 20;
+// A model whose client sent a request this recently is a neighbour to yield to.
+constexpr int kNeighbourWindowMs = 1000;
+
+}  // namespace
+
+int Scheduler::Impl::YieldCap(const ScheduledModel& m, TimePoint now) {
+  const ModelQueue& own = m.queue();
+  own.AssertLockedBy(&mu_);
+  if (own.Batch1Seconds() * 1e3 < kHeavyBatchMs) return 0;
+  for (auto& other : models_) {
+    if (other.get() == &m) continue;
+    const ModelQueue& q = other->queue();
+    q.AssertLockedBy(&mu_);
+    if (q.removed()) continue;
+    if ((!q.empty() && !q.HeadIsSpare()) ||
+        now - q.last_arrival() < std::chrono::milliseconds(kNeighbourWindowMs)) {
+      return 1;
+    }
+  }
+  return 0;
 }
 
 // Answers queued requests whose deadline passed or whose client went away.
@@ -77,6 +106,11 @@ void Scheduler::Impl::ExecutorLoop(int id, uint64_t generation) {
   pthread_setname_np(pthread_self(), ("inferd-exec-" + std::to_string(id % 1000)).c_str());
   if (options_.backend) options_.backend->InitExecutorThread(spec.cores, spec.num_threads);
   const int tid = static_cast<int>(gettid());
+  // Its OpenMP team, noted by the backend for the watchdog, goes with it.
+  struct ForgetTeam {
+    int tid;
+    ~ForgetTeam() { ForgetThreadTeam(tid); }
+  } forget{tid};
   MutexLock lock(&mu_);
   slots_.AssertLockedBy(&mu_);
   while (true) {
@@ -121,7 +155,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
   const int helpers = q.spec().max_concurrency > 0
                           ? std::min(idle_, q.spec().max_concurrency - q.running() - 1)
                           : idle_;
-  Batch batch = q.TakeBatch(now, 1 + std::max(helpers, 0));
+  Batch batch = q.TakeBatch(now, 1 + std::max(helpers, 0), YieldCap(*m, now));
   m->PublishDepth();
   q.BeginRun(batch.items);
   std::vector<int> lent = LendTo(id, *m, batch.requests.size());
@@ -142,8 +176,13 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
                               batch.requests.size(),
                               SumBytes(batch.requests),
                               lent,
-                              wide.num_threads};
-  for (const auto& r : batch.requests) entry.requests.push_back({r.request.deadline, r.done, r.seq});
+                              wide.num_threads,
+  entry.spare = !batch.requests.empty();
+  for (const auto& r : batch.requests) {
+    entry.requests.push_back({r.request.deadline, r.done, r.seq, r.request.is_cancelled});
+    entry.spare = entry.spare && r.request.priority == kSparePriority;
+  }
+  if (entry.spare) ++spare_running_;
   if (entry.limit < watch_wake_) watch_cv_.Signal();
   const RunningBatches::Token token = running_.Begin(std::move(entry));
   mu_.Unlock();
@@ -158,11 +197,14 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
   std::optional<RunningBatches::Entry> ended = running_.End(token);
   if (!ended) {  // the watchdog gave it up and did its accounting (lent and threads too)
     --stuck_;
+    hold->AssertLockedBy(&mu_);
+    hold->add_stuck(-1);
     if (stuck_gauge_) stuck_gauge_->Set(stuck_);
     stuck_cv_.SignalAll();
     return false;
   }
   q.AssertLockedBy(&mu_);
+  if (ended->spare) --spare_running_;
   q.EndRun(ended->items);
   q.Charge(seconds);
   Release(ended->bytes, ended->num_requests);
@@ -228,7 +270,8 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ScheduledModel& m, const Batch& bat
     m.AssertLockedBy(&mu_);
     ModelQueue& q = m.queue();
     q.AssertLockedBy(&mu_);
-    const int room = q.ShareCap() - items;
+    const int cap = YieldCap(m, options_.clock->Now());
+    const int room = (cap > 0 ? std::min(cap, q.ShareCap()) : q.ShareCap()) - items;
     const int slots = q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running() : idle_;
     const TimePoint now = options_.clock->Now();
     std::vector<QueuedRequest> more;
@@ -239,7 +282,8 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ScheduledModel& m, const Batch& bat
     for (auto& r : more) {
       r.joined = now;
       q.Join(r.items);
-      running_.Join(token, {r.request.deadline, r.done, r.seq}, r.items, r.bytes);
+      running_.Join(token, {r.request.deadline, r.done, r.seq, r.request.is_cancelled}, r.items,
+                    r.bytes);
     }
     m.PublishDepth();
     return more;

@@ -30,6 +30,13 @@ struct RawInput {
 
 // The largest priority level a request may ask for.
 inline constexpr int kMaxPriority = 1000000;
+// The level of a mirrored copy (mirror/mirror.h), below every level a client
+// may ask for: such a request runs only on spare capacity. Such batches run
+// on at most all executors but one (at least one), after every other level
+// of their queue; a copy sent while that many run and another waits is
+// refused at Enqueue (kResourceExhausted, kNoSpareExecutor) rather than wait.
+inline constexpr int kSparePriority = kMaxPriority + 1;
+inline constexpr const char* kNoSpareExecutor = "no spare executor for a mirrored copy";
 
 struct InferenceRequest {
   std::string id;

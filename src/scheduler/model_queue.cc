@@ -45,6 +45,9 @@ Status ModelQueue::Push(QueuedRequest entry) {
   RETURN_IF_ERROR(CheckRoom());
   entry.seq = next_seq_++;
   queued_items_ += entry.items;
+  if (entry.request.priority != kSparePriority) {
+    last_arrival_ = std::max(last_arrival_, entry.request.enqueue_time);
+  }
   levels_[LevelKey(entry.request.priority)].push_back(std::move(entry));
   ++size_;
   return Status::Ok();
@@ -66,6 +69,16 @@ void ModelQueue::TakeExpired(TimePoint now, std::vector<QueuedRequest>* expired,
       }
     }
   }
+}
+
+bool ModelQueue::HeadIsSpare() const {
+  const QueuedRequest* head = Head();
+  return head && head->request.priority == kSparePriority;
+}
+
+int ModelQueue::SpareQueued() const {
+  auto it = levels_.find(LevelKey(kSparePriority));
+  return it == levels_.end() ? 0 : static_cast<int>(it->second.size());
 }
 
 const QueuedRequest* ModelQueue::Head() const {
@@ -109,7 +122,8 @@ Duration ModelQueue::ExecutionLimit() const {
   if (spec_.max_execution_ms > 0) return milliseconds(spec_.max_execution_ms);
   double slowest_ms = slowest_s_ * 1000;
   if (measured_) slowest_ms = std::max(slowest_ms, measured_->slowest_ms);
-  const double floor_ms = measured_ ? 10'000 : 60'000;
+  slowest_ms = std::max(slowest_ms, timed_forward_ms_);
+  const double floor_ms = measured_ || timed_forward_ms_ > 0 ? 10'000 : 60'000;
   return milliseconds(static_cast<int64_t>(std::max(20 * slowest_ms, floor_ms)));
 }
 
@@ -190,9 +204,14 @@ int ModelQueue::ShareCap() const {
   return std::clamp(share, 1, std::max(1, max_items()));
 }
 
-Batch ModelQueue::TakeBatch(TimePoint now, int share_with) {
+double ModelQueue::Batch1Seconds() const {
+  return measured_ && measured_->batch1_s > 0 ? measured_->batch1_s : cost_s_;
+}
+
+Batch ModelQueue::TakeBatch(TimePoint now, int share_with, int cap) {
   Batch batch;
   int limit = ShareCap();
+  if (cap > 0) limit = std::min(limit, cap);
   auto head = HeadKey();
   if (!head) return batch;
   // Before the delay has passed a batch is ready only because it reached a

@@ -132,11 +132,27 @@ class ModelQueue {
   // How long one batch may run before it is given up (max_execution_ms, or
   // derived from calibration and the slowest batch seen; model_config.h).
   Duration ExecutionLimit() const REQUIRES(mu_);
+  // Whether the request that would start the next batch is at
+  // kSparePriority (a mirrored copy); false when empty.
+  bool HeadIsSpare() const REQUIRES(mu_);
+  // Requests queued at kSparePriority.
+  int SpareQueued() const REQUIRES(mu_);
+  // One forward of a model that is not calibrated, timed at load
+  // (BatchCalibrator::TimeOneForward): ExecutionLimit derives from it as
+  // from a calibration.
+  void SetTimedForward(double ms) REQUIRES(mu_) { timed_forward_ms_ = ms; }
 
   // Forms the next batch; call when ReadyTime() <= now. `share_with` executors
   // (this one included) are free to run this model now: the batch takes about
   // 1/share_with of the compatible items, so that each of them gets a part.
-  Batch TakeBatch(TimePoint now, int share_with = 1) REQUIRES(mu_);
+  // `cap` > 0: at most that many items (a heavy model yielding to its
+  // neighbours, Scheduler::Impl::YieldCap).
+  Batch TakeBatch(TimePoint now, int share_with = 1, int cap = 0) REQUIRES(mu_);
+  // When a client's request last arrived (not a mirrored copy's).
+  TimePoint last_arrival() const REQUIRES(mu_) { return last_arrival_; }
+  // Batch 1's cost, measured (calibration) or else the running estimate of
+  // a batch's cost; 0 before anything ran.
+  double Batch1Seconds() const REQUIRES(mu_);
   // Requests with raw payloads, to join a running batch of raw requests
   // (pre-processing makes their shapes equal): taken in queue order up to
   // `max_items` items, stopping at the first that does not fit or whose
@@ -199,6 +215,8 @@ class ModelQueue {
   double virtual_start_ GUARDED_BY(mu_) = 0;  // S of fair_share.h
   double cost_s_ GUARDED_BY(mu_) = 0;         // expected seconds of the next batch
   double slowest_s_ GUARDED_BY(mu_) = 0;      // the slowest batch seen
+  double timed_forward_ms_ GUARDED_BY(mu_) = 0;  // SetTimedForward; 0: none
+  TimePoint last_arrival_ GUARDED_BY(mu_){};     // last_arrival()
 };
 
 }  // namespace inferd::scheduler

@@ -53,13 +53,49 @@ RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
       continue;
     }
     auto& r = e.requests;
-    auto late = std::stable_partition(r.begin(), r.end(),
-                                      [now](const Tracked& t) { return t.deadline > now; });
-    for (auto l = late; l != r.end(); ++l) due.expired.push_back(std::move(*l));
+    auto late = std::stable_partition(r.begin(), r.end(), [now](const Tracked& t) {
+      return t.deadline > now && !(t.is_cancelled && t.is_cancelled());
+    });
+    for (auto l = late; l != r.end(); ++l) {
+      (l->deadline <= now ? due.expired : due.cancelled).push_back(std::move(*l));
+    }
     r.erase(late, r.end());
     ++it;
   }
   return due;
+}
+
+std::vector<RunningBatches::Entry> RunningBatches::TakeUnwaited(size_t at_most) {
+  std::vector<Token> tokens;
+  for (const auto& [token, e] : entries_) {
+    if (e.requests.empty() && e.num_requests > 0) tokens.push_back(token);
+  }
+  std::stable_sort(tokens.begin(), tokens.end(), [this](Token a, Token b) {
+    return entries_.at(a).start < entries_.at(b).start;
+  });
+  if (tokens.size() > at_most) tokens.resize(at_most);
+  std::vector<Entry> taken;
+  for (Token t : tokens) {
+    auto it = entries_.find(t);
+    taken.push_back(std::move(it->second));
+    entries_.erase(it);
+  }
+  return taken;
+}
+
+bool RunningBatches::HasUnwaited() const {
+  return std::any_of(entries_.begin(), entries_.end(), [](const auto& kv) {
+    return kv.second.requests.empty() && kv.second.num_requests > 0;
+  });
+}
+
+bool RunningBatches::AnyCancellable() const {
+  for (const auto& [token, e] : entries_) {
+    for (const auto& r : e.requests) {
+      if (r.is_cancelled) return true;
+    }
+  }
+  return false;
 }
 
 TimePoint RunningBatches::NextWake() const {

@@ -8,12 +8,18 @@
 // limit is hung: TakeDue removes it, the watchdog answers what is left of it,
 // replaces the executor thread and quarantines the model; the stuck thread,
 // if it ever returns, finds its entry gone (End returns nullopt) and leaves.
+// A batch whose every request has been answered by the watchdog (deadline
+// passed, client gone) is unwaited: nobody reads its result. When other work
+// waits, the scheduler takes it (TakeUnwaited) and gives its executor to a
+// replacement thread at once, as for a hung batch, without waiting for the
+// limit (issue 38).
 //
 // Pure bookkeeping with time passed in (no clock, no threads): the scheduler
 // guards it with its mutex.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +41,7 @@ class RunningBatches {
     TimePoint deadline = TimePoint::max();
     Completion done;   // race-safe (AnswerOnce): answering twice is harmless
     uint64_t seq = 0;  // QueuedRequest::seq: names it within its batch
+    std::function<bool()> is_cancelled;  // InferenceRequest::is_cancelled; may be null
   };
   struct Entry {
     int executor = 0;
@@ -52,9 +59,11 @@ class RunningBatches {
     // it ends or is given up; the intra-op threads it runs on.
     std::vector<int> lent;
     int threads = 1;
+    bool spare = false;  // every request at kSparePriority (a mirror's copies)
   };
   struct Due {
-    std::vector<Tracked> expired;  // deadline passed while running
+    std::vector<Tracked> expired;    // deadline passed while running
+    std::vector<Tracked> cancelled;  // client went away while running
     std::vector<Entry> hung;       // ran past their limit; removed
   };
 
@@ -67,9 +76,17 @@ class RunningBatches {
   bool Leave(Token token, const std::vector<uint64_t>& seqs, int items, size_t bytes);
   // The batch ended: its entry, or nullopt when the watchdog gave it up.
   std::optional<Entry> End(Token token);
-  // What is due at `now`: requests past their deadline (no longer tracked)
-  // and batches past their limit (removed).
+  // What is due at `now`: requests past their deadline or whose client went
+  // away (no longer tracked) and batches past their limit (removed).
   Due TakeDue(TimePoint now);
+  // Removes and returns up to `at_most` unwaited batches (see the top),
+  // the longest-running first.
+  std::vector<Entry> TakeUnwaited(size_t at_most);
+  // Whether a batch is unwaited now.
+  bool HasUnwaited() const;
+  // Whether a running request could be cancelled by its client (the
+  // watchdog then polls while other work waits).
+  bool AnyCancellable() const;
   // When something next becomes due (TimePoint::max(): nothing running).
   TimePoint NextWake() const;
   bool empty() const { return entries_.empty(); }

@@ -16,7 +16,14 @@ void Scheduler::Impl::Start() {
   if (options_.metrics) {
     abandoned_total_ = &options_.metrics->GetCounter(
         "inferd_executors_abandoned_total",
-        "executor threads given up in a batch past its model's max_execution_ms, and replaced", {});
+        "executor threads given up in a batch (past its model's max_execution_ms, or nobody "
+        "waited for it), and replaced",
+        {});
+    unwaited_total_ = &options_.metrics->GetCounter(
+        "inferd_executors_unwaited_total",
+        "executor threads given up in a batch whose every request had been answered "
+        "(deadline passed, client gone) while other work waited, and replaced",
+        {});
     stuck_gauge_ = &options_.metrics->GetGauge(
         "inferd_executors_stuck", "executor threads given up and still inside their forward", {});
     threads_gauge_ = &options_.metrics->GetGauge(
@@ -150,6 +157,13 @@ Status Scheduler::Impl::Enqueue(ScheduledModel& model, InferenceRequest&& reques
       Count(model.metrics().draining);
       return Unavailable("server is draining: not accepting requests");
     }
+    // A mirrored copy that would wait for the executors copies may hold
+    // (all but one) behind another copy is refused; the mirror counts it.
+    // One may wait: a copy is sent from the executor that has just answered
+    // its primary, before the previous copy's executor is back.
+    if (request.priority == kSparePriority && spare_running_ + SpareQueued() > SpareCap()) {
+      return ResourceExhausted(kNoSpareExecutor);
+    }
     RETURN_IF_ERROR(accounting_.CheckBytes(bytes, model.metrics().queue_bytes));
     if (Status room = queue.CheckRoom(); !room.ok()) {
       Count(model.metrics().queue_full);
@@ -168,10 +182,21 @@ Status Scheduler::Impl::Enqueue(ScheduledModel& model, InferenceRequest&& reques
     model.PublishDepth();
     // A deadline earlier than the watchdog's next wake: it must see it
     // (every executor may be busy), so it recomputes when to wake.
-    if (deadline < watch_wake_) watch_cv_.Signal();
+    // A batch nobody waits for is given up once other work waits: this.
+    if (deadline < watch_wake_ || running_.HasUnwaited()) watch_cv_.Signal();
   }
   cv_.Signal();
   return Status::Ok();
+}
+
+int Scheduler::Impl::SpareQueued() {
+  int n = 0;
+  for (auto& m : models_) {
+    const ModelQueue& q = m->queue();
+    q.AssertLockedBy(&mu_);
+    n += q.SpareQueued();
+  }
+  return n;
 }
 
 void Scheduler::Impl::StopAccepting() {

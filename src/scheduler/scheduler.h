@@ -64,6 +64,24 @@ class Scheduler {
     // takes the cores of the executors idle at that moment, which are parked
     // meanwhile (lone_request_width.h); under load the plan's shape stands.
     bool widen_lone_requests = true;
+    // A running batch whose every request has been answered (deadline
+    // passed, client gone) while other work waits is given up at once: its
+    // thread (and its OpenMP team) goes to SCHED_IDLE and a new thread takes
+    // its executor, as at max_execution_ms. Bounds on the threads so given
+    // up and still inside their forward: past `max_stuck_per_model` for one
+    // model (0: as many as there are executors), that model is quarantined
+    // with the reason; at `max_stuck_threads` for the node (0: twice the
+    // executors), unwaited batches keep their executor until
+    // max_execution_ms. A stuck thread at SCHED_IDLE takes only cycles no
+    // other thread wants, but keeps its stack, its OpenMP team and what its
+    // forward allocated.
+    int max_stuck_per_model = 0;
+    int max_stuck_threads = 0;
+    // Time one forward of each max_batch_size 1 model at AddModel, on an
+    // executor in the background, so that its execution limit derives from
+    // a measurement (ModelQueue::SetTimedForward). Off by default: tests
+    // that count a fake model's calls keep their counts; the server sets it.
+    bool time_unbatched = false;
   };
 
   static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);

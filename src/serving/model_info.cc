@@ -93,6 +93,7 @@ StatusOr<ModelMetadata> DescribeModel(const ModelStatus& status, std::optional<i
   if (shown) m.reason = shown->reason;
   if (shown) m.calibration = shown->calibration;
   if (shown) m.precision = shown->precision;
+  if (shown) m.load_skipped = shown->load_skipped;
   if (shown) m.candidates = shown->files;
   return m;
 }

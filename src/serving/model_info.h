@@ -45,6 +45,8 @@ struct ModelMetadata {
   // The shown version's precision choice; absent when it is not resident or
   // the backend had no choice.
   std::optional<backend::PrecisionReport> precision;
+  // The shown version's load-time measurement skipped for its budget.
+  std::string load_skipped;
   // The model files in the shown version's folder (the served one and the
   // candidates of `inferd optimize`); empty when the status has none listed.
   std::vector<repository::VersionFile> candidates;

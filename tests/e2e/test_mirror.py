@@ -207,11 +207,15 @@ def test_a_far_slower_candidate_drops_and_never_delays_answers(mirror_server, mi
                 assert torch.allclose(y, primary(x), atol=1e-5)
     rep = settled(mirror_server, "mirror_mlp_copy", 2)
     assert rep["seen"] == 4 * N
-    assert rep["mirrored"] + rep["dropped"] == 4 * N
-    assert rep["dropped"] > 0 and rep["mirrored"] >= 2, rep
+    # Every pick is sent, dropped (max_in_flight), or not sent: the candidate is
+    # slower than the primary by more than 4x and sampled down (issue 38).
+    assert rep["mirrored"] + rep["dropped"] + rep["sampled_down"] == 4 * N, rep
+    assert rep["dropped"] + rep["sampled_down"] > 0 and rep["mirrored"] >= 2, rep
     # The slow model computes the primary's answer (up to rounding: the two
-    # servings may pick other variants and batch sizes).
-    assert rep["compared"] + rep["candidate_timeouts"] == rep["mirrored"]
+    # servings may pick other variants and batch sizes); a copy sent while the
+    # executors copies may hold (all but one) were taken is refused, counted.
+    assert (rep["compared"] + rep["candidate_timeouts"] + rep["no_spare_executor"]
+            == rep["mirrored"]), rep
     assert rep["max_abs_error"] < 1e-5 and rep["top1_agreement"] == 1
     samples = parse_metrics(get(mirror_server.metrics, "/metrics").body.decode())
     assert metric_sum(samples, "inferd_mirror_requests_total", model="mirror_mlp_copy",
@@ -272,3 +276,63 @@ def test_raw_payloads_are_mirrored_as_sent(mirror_server, mirror_store):
         png = pngs[d["seq"]]
         assert d["input_bytes"] == len(png) and d["input_head_hex"] == png[:32].hex(), d
     assert call(mirror_server.management, "DELETE", "/models/mirror_img/mirror").status == 200
+
+
+def test_a_candidate_of_seconds_takes_only_spare_capacity(server_factory, tmp_path):
+    """Issue 38: a primary mirrored (fraction 1.0) to a candidate whose forward takes
+    seconds. Copies run on at most all executors but one; a copy that would wait is
+    dropped and counted; once three copies were measured the candidate is sampled down
+    (the report says by how much); its load skipped the variant trials (metadata says
+    so). The primary answers every request with its own outputs."""
+    store = tmp_path / "store"
+    primary, _ = make_mirror_models.build(
+        str(store), slow_iters=400,
+        primary_extra="mirror: {to: mirror_sleepy, fraction: 1.0, max_in_flight: 64, "
+                      "timeout_ms: 600000}\nrequest_timeout_ms: 600000\n")
+    make_mirror_models.save(str(store), "mirror_sleepy",
+                            make_mirror_models.Slow(primary, 300_000),
+                            "instances: {count: 1, threads: 1}\nrequest_timeout_ms: 600000\n")
+    server = server_factory(store, "mirror-spare")
+    meta = get(server.http, "/v2/models/mirror_sleepy").json()
+    assert "variants not tried" in meta.get("load_measurement_skipped", ""), meta
+    xs = inputs(5)
+    results = [None] * 4
+
+    def client(k):
+        results[k] = send(server.http, "mirror_mlp", xs)
+
+    def round_of_clients():
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with torch.no_grad():
+            for got in results:
+                assert len(got) == N
+                for x, y in zip(xs, got):
+                    assert torch.allclose(y, primary(x), atol=1e-5)
+
+    round_of_clients()
+    rep = report(server, "mirror_mlp")
+    assert rep["seen"] == 4 * N
+    assert rep["mirrored"] + rep["dropped"] + rep["sampled_down"] == 4 * N, rep
+    # One copy runs at a time at most (2 executors: all but one; 1: one), one more may
+    # wait for it: every other copy sent meanwhile was refused, not queued.
+    assert rep["no_spare_executor"] > 0, rep
+    # Three copies measured: the candidate is sampled down.
+    while rep["compared"] + rep["candidate_timeouts"] < 3:
+        send(server.http, "mirror_mlp", xs[:1])
+        rep = wait_until(lambda: (lambda j: j if j["in_flight"] == 0 else None)(
+            report(server, "mirror_mlp")), 600, "the copies to be answered")
+    assert rep["candidate_slowdown"] > 4, rep
+    assert rep["effective_fraction"] < 1.0, rep
+    before = rep["sampled_down"]
+    round_of_clients()
+    rep = report(server, "mirror_mlp")
+    assert rep["sampled_down"] > before, rep
+    samples = parse_metrics(get(server.metrics, "/metrics").body.decode())
+    assert metric_sum(samples, "inferd_mirror_requests_total", model="mirror_mlp",
+                      outcome="sampled_down") == rep["sampled_down"]
+    assert metric_sum(samples, "inferd_mirror_requests_total", model="mirror_mlp",
+                      outcome="no_spare_executor") == rep["no_spare_executor"]

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -19,6 +20,12 @@ constexpr int kTimedCalls = 3;
 // Batch 1 forwards slower than this are timed at batch 1 and twice only (a
 // heavy model pays seconds per variant otherwise).
 constexpr double kCheapForwardMs = 20;
+// The variant trials of one load stay within this (issue 38): a model whose
+// forward takes 2.5 s paid 50 s of trials before. The first forward's time
+// (the reference, at batch 1) predicts the rest: about 4 + 7 forwards per
+// variant; past the budget none is tried, and a trial that would start past
+// it is skipped. Either is said in the log and the model's metadata.
+constexpr double kVariantBudgetMs = 5000;
 
 struct Candidate {
   std::string name;
@@ -119,7 +126,7 @@ double TimeCallMs(const std::function<void()>& call) {
 
 ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Module frozen,
                             const config::ModelConfig& config, const std::string& mode) {
-  ChosenVariant chosen{frozen, false, {"frozen", {}, {}}};
+  ChosenVariant chosen{frozen, false, {"frozen", {}, {}, {}}};
   const std::string& name = config.name;
   std::vector<at::Tensor> one = MakeInputs(config, 1);
   const bool batches = config.max_batch_size > 1;
@@ -164,8 +171,24 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
   std::vector<at::Tensor> ref_one, ref_two, ref_timed, timed_inputs;
   int64_t timed_batch = 1;
   bool cheap = true;
+  const auto trials_start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                     trials_start)
+        .count();
+  };
   try {
-    ref_one = Forward(frozen, one, false);
+    const double first_ms = TimeCallMs([&] { ref_one = Forward(frozen, one, false); });
+    const double projected_ms = first_ms * (4 + 7 * static_cast<double>(candidates.size() - 1));
+    if (projected_ms > kVariantBudgetMs && mode == "auto") {
+      char why[200];
+      std::snprintf(why, sizeof why,
+                    "variants not tried: a forward took %.0f ms, trying them would take about "
+                    "%.1f s, past the load-time budget of %.0f s",
+                    first_ms, projected_ms / 1e3, kVariantBudgetMs / 1e3);
+      chosen.report.skipped = why;
+      return skip_all(why);
+    }
     if (batches) ref_two = Forward(frozen, two, false);
     Forward(frozen, one, false);  // the graph executor's profiling runs are behind us
     const double frozen_ms_b1 = TimeCallMs([&] { Forward(frozen, one, false); });
@@ -191,6 +214,14 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
     ExecutionVariantTrial trial{c.name, false, false, 0, 0, ""};
     if (mode != "auto" && c.name != mode && !is_reference) {
       trial.note = "not requested (variants: " + mode + ")";
+      chosen.report.trials.push_back(trial);
+      continue;
+    }
+    if (!is_reference && mode == "auto" && elapsed_ms() > kVariantBudgetMs) {
+      trial.note = "skipped: the variant trials passed the load-time budget of " +
+                   std::to_string(static_cast<int>(kVariantBudgetMs / 1e3)) + " s";
+      chosen.report.skipped += (chosen.report.skipped.empty() ? "" : "; ") + c.name + " " +
+                               trial.note;
       chosen.report.trials.push_back(trial);
       continue;
     }

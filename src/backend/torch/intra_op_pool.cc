@@ -4,13 +4,18 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
+
+#include "common/thread_team.h"
 
 namespace inferd::backend {
 namespace {
@@ -65,7 +70,17 @@ Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads) {
     return Internal(std::string("torch: set_num_threads failed: ") + e.what());
   }
   Applied() = Requested() = {cores, num_threads};
-  if (cores.empty()) return Status::Ok();
+  // The team's thread ids, for whoever gives this thread up while it is
+  // stuck in a forward (common/thread_team.h): they run that forward too.
+  std::vector<int> team(static_cast<size_t>(n), 0);
+  if (cores.empty()) {
+    if (n > 1) {
+#pragma omp parallel num_threads(n)
+      team[static_cast<size_t>(omp_get_thread_num()) % team.size()] = static_cast<int>(gettid());
+      NoteThreadTeam(static_cast<int>(gettid()), {team.begin() + 1, team.end()});
+    }
+    return Status::Ok();
+  }
 
   std::atomic<int> failed_core{-1};
   std::atomic<int> failed_err{0};
@@ -74,12 +89,14 @@ Status ConfigureIntraOpPool(const std::vector<int>& cores, int num_threads) {
   {
     const int i = omp_get_thread_num();
     members.fetch_add(1);
+    team[static_cast<size_t>(i) % team.size()] = static_cast<int>(gettid());
     const int err = PinCurrentThread(cores[i]);
     if (err != 0) {
       failed_core.store(cores[i]);
       failed_err.store(err);
     }
   }
+  if (n > 1) NoteThreadTeam(static_cast<int>(gettid()), {team.begin() + 1, team.end()});
   if (failed_core.load() >= 0) {
     return Internal("cannot pin an intra-op thread to core " + std::to_string(failed_core.load()) +
                     ": " + std::strerror(failed_err.load()));

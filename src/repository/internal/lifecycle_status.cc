@@ -20,6 +20,7 @@ void FillCalibrations(ModelStatus& s, std::vector<ModelHandle>& handles) {
     s.versions[i].calibration = handles[i]->calibration();
     backend::PrecisionReport precision = handles[i]->precision();
     if (!precision.requested.empty()) s.versions[i].precision = std::move(precision);
+    s.versions[i].load_skipped = handles[i]->load_skipped();
   }
   handles.clear();  // released here, outside mu_
 }

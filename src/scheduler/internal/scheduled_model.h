@@ -92,6 +92,11 @@ class ScheduledModel {
   // Sets the queue-depth gauge to the queue's size.
   void PublishDepth() const REQUIRES(mu_);
 
+  // Executor threads given up in this model's forwards (hung, or nobody
+  // waited for them) that have not returned yet.
+  int stuck() const REQUIRES(mu_) { return stuck_; }
+  void add_stuck(int n) REQUIRES(mu_) { stuck_ += n; }
+
  private:
   Mutex* const mu_;
   const ModelSpec spec_;
@@ -102,6 +107,7 @@ class ScheduledModel {
   BatchCalibration calibration_ GUARDED_BY(mu_);
   bool calibration_deferred_ GUARDED_BY(mu_) = false;
   size_t last_batch_requests_ GUARDED_BY(mu_) = 1;
+  int stuck_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace inferd::scheduler

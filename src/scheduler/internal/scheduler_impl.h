@@ -13,6 +13,7 @@
 // ThreadSlots is given it.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,7 +39,8 @@ class Scheduler::Impl {
       : options_(options),
         accounting_(options_.metrics, options_.clock, options_.max_queue_bytes),
         tasks_(&mu_, &cv_,
-               {options_.calibrate, options_.calibration, options_.executors, options_.metrics}) {}
+               {options_.calibrate, options_.time_unbatched, options_.calibration, options_.executors,
+                options_.metrics}) {}
   ~Impl() { Stop(); }
 
   void Start();
@@ -99,6 +101,31 @@ class Scheduler::Impl {
   // when the core has nothing else to run), and quarantines the model.
   static void AnswerHung(const RunningBatches::Entry& hung, TimePoint now,
                          std::vector<QueuedRequest>* refused);
+  // Whether any queue holds requests or a task waits: an unwaited batch's
+  // executor is then worth more to them.
+  bool WorkWaits() REQUIRES(mu_);
+  // The unwaited batches to give up now (running_batches.h), within the
+  // node's bound on stuck threads.
+  std::vector<RunningBatches::Entry> TakeUnwaited() REQUIRES(mu_);
+  // Under mu_: the accounting of an unwaited batch (its thread no longer
+  // will), the slot's thread replaced; past the model's bound on stuck
+  // threads its queue is emptied and closed. Returns the quarantine reason
+  // (empty: not quarantined) and, in `refused`, the requests queued behind.
+  std::string GiveUpUnwaited(const RunningBatches::Entry& e, TimePoint now,
+                             std::vector<QueuedRequest>* refused) REQUIRES(mu_);
+  // How many executors may run batches of mirrored copies at once: all but
+  // one, at least one.
+  int SpareCap() const { return std::max(1, static_cast<int>(options_.executors.size()) - 1); }
+  // Heavy batches yield (issue 38): 1 when `m` is heavy (batch 1 costs at
+  // least kHeavyBatchMs) and another model's client sent a request within
+  // the last kNeighbourWindowMs (or has requests queued): its batches are
+  // then single items, so that a neighbour waits at most one item's
+  // forward, not a whole batch's. 0 (no cap) otherwise.
+  int YieldCap(const ScheduledModel& m, TimePoint now) REQUIRES(mu_);
+  // Mirrored copies queued, all models.
+  int SpareQueued() REQUIRES(mu_);
+  // Counts a thread given up in `m`'s forward (both reasons).
+  void CountStuck(ScheduledModel& m, const char* reason) REQUIRES(mu_);
   void Release(size_t bytes, size_t requests) REQUIRES(mu_);
   // The executors idle now that a batch of `m` about to run on `id` may
   // park (lone_request_width.h); parks them and counts them out of idle_.
@@ -136,16 +163,21 @@ class Scheduler::Impl {
   int compute_threads_ GUARDED_BY(mu_) = 0;  // intra-op threads of the batches running
   int compute_threads_peak_ GUARDED_BY(mu_) = 0;
   int stuck_ GUARDED_BY(mu_) = 0;                            // given-up threads still running
+  int spare_running_ GUARDED_BY(mu_) = 0;  // batches of mirrored copies running (kSparePriority)
   bool draining_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
   ThreadSlots slots_{&mu_};  // one per executor
   std::thread watchdog_;
   // inferd_executors_abandoned_total / inferd_executors_stuck; null without metrics.
   metrics::Counter* abandoned_total_ = nullptr;
+  // inferd_executors_unwaited_total: of those, given up because nobody
+  // waited for their batch any more.
+  metrics::Counter* unwaited_total_ = nullptr;
   metrics::Gauge* stuck_gauge_ = nullptr;
   // inferd_compute_threads / inferd_compute_threads_peak; null without metrics.
   metrics::Gauge* threads_gauge_ = nullptr;
   metrics::Gauge* threads_peak_gauge_ = nullptr;
+  bool node_bound_logged_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace inferd::scheduler

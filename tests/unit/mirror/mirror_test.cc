@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "unit/support/fake_clock.h"
+
 namespace inferd::mirror {
 namespace {
 
@@ -35,8 +37,9 @@ scheduler::InferenceResponse Answer(std::vector<float> v) {
 
 class MirrorTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Mirror> Make(double fraction, int max_in_flight) {
+  std::unique_ptr<Mirror> Make(double fraction, int max_in_flight, Clock* clock = nullptr) {
     Mirror::Options o;
+    if (clock) o.clock = clock;
     o.model = "primary";
     o.config.to = "candidate";
     o.config.fraction = fraction;
@@ -80,7 +83,7 @@ TEST_F(MirrorTest, TheClientIsAnsweredBeforeTheCandidateIsAsked) {
   auto m = Make(1.0, 4);
   EXPECT_TRUE(RunPrimary(*m, {1, 2, 3}, "r1"));
   ASSERT_EQ(candidate_->sent.size(), 1u);
-  EXPECT_EQ(candidate_->sent[0].priority, scheduler::kMaxPriority);
+  EXPECT_EQ(candidate_->sent[0].priority, scheduler::kSparePriority);
   EXPECT_EQ(candidate_->sent[0].id, "r1");
   EXPECT_EQ(m->Report().in_flight, 1);
   candidate_->pending[0](Logits({1, 2, 2.5f}));
@@ -170,6 +173,53 @@ TEST_F(MirrorTest, BadConfigsAreRefused) {
   o.config.fraction = 0.5;
   o.config.max_in_flight = 0;
   EXPECT_EQ(Mirror::Create(o, candidate_).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A candidate 20 times slower than its primary (whose latency counts as at
+// least 5 ms) keeps 4/20 of the picks once three pairs were measured; the
+// rest are counted as sampled down.
+TEST_F(MirrorTest, ACandidateMuchSlowerThanItsPrimaryIsSampledDown) {
+  test_support::FakeClock clock;
+  auto m = Make(1.0, 64, &clock);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(RunPrimary(*m, {1, 2}));
+    clock.Advance(std::chrono::milliseconds(100));
+    candidate_->pending.back()(Logits({1, 2}));
+  }
+  MirrorReport r = m->Report();
+  EXPECT_DOUBLE_EQ(r.candidate_slowdown, 20);
+  EXPECT_DOUBLE_EQ(r.effective_fraction, 0.2);
+  EXPECT_EQ(r.sampled_down, 0);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(RunPrimary(*m, {1, 2}));
+  r = m->Report();
+  EXPECT_EQ(r.mirrored, 3 + 2);
+  EXPECT_EQ(r.sampled_down, 8);
+  EXPECT_EQ(r.seen, 13);
+}
+
+// A candidate as fast as a primary of a few ms is never sampled down.
+TEST_F(MirrorTest, AFastCandidateIsNotSampledDown) {
+  test_support::FakeClock clock;
+  auto m = Make(1.0, 64, &clock);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(RunPrimary(*m, {1, 2}));
+    clock.Advance(std::chrono::milliseconds(15));  // 3x the 5 ms floor
+    candidate_->pending.back()(Logits({1, 2}));
+  }
+  EXPECT_DOUBLE_EQ(m->Report().effective_fraction, 1.0);
+  EXPECT_EQ(m->Report().mirrored, 5);
+}
+
+// A copy the scheduler refused for want of a spare executor is counted as
+// such, not as a candidate error.
+TEST_F(MirrorTest, ACopyRefusedForWantOfASpareExecutorIsCounted) {
+  auto m = Make(1.0, 4);
+  ASSERT_TRUE(RunPrimary(*m, {1, 2}));
+  candidate_->pending[0](ResourceExhausted(scheduler::kNoSpareExecutor));
+  MirrorReport r = m->Report();
+  EXPECT_EQ(r.no_spare_executor, 1);
+  EXPECT_EQ(r.candidate_errors, 0);
+  EXPECT_EQ(r.in_flight, 0);
 }
 
 }  // namespace

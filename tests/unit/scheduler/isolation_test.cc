@@ -7,6 +7,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,10 @@ using Answer = std::future<StatusOr<InferenceResponse>>;
 
 class IsolationTest : public ::testing::Test {
  protected:
-  void StartScheduler(int executors) {
+  void StartScheduler(int executors, int max_stuck_per_model = 0, int max_stuck_threads = 0) {
     Scheduler::Options opts;
+    opts.max_stuck_per_model = max_stuck_per_model;
+    opts.max_stuck_threads = max_stuck_threads;
     opts.executors.assign(static_cast<size_t>(executors), ExecutorSpec{});
     opts.clock = &clock_;
     opts.metrics = &registry_;
@@ -87,6 +90,10 @@ class IsolationTest : public ::testing::Test {
     return registry_
         .GetCounter("inferd_late_results_total", "", {{"model", model}, {"version", "1"}})
         .value();
+  }
+
+  double Unwaited() {
+    return registry_.GetCounter("inferd_executors_unwaited_total", "", {}).value();
   }
 
   test_support::FakeClock clock_;
@@ -200,6 +207,145 @@ TEST_F(IsolationTest, AHungBatchIsGivenUpAndItsExecutorReplaced) {
   EXPECT_TRUE(test_support::Eventually([&] { return scheduler_->abandoned_executors() == 0; }));
   EXPECT_EQ(Late("hung"), 1);
   EXPECT_TRUE(Submit(other, "other1").get().ok());
+}
+
+// A batch whose every request was answered at its deadline while another
+// model's request waits is given up at once, long before any limit: the
+// waiting request is served by a replacement thread while the forward is
+// still held. The model is not quarantined (one stuck thread, within its
+// bound), and the stuck thread leaves when its forward returns.
+TEST_F(IsolationTest, ABatchNobodyWaitsForGivesItsExecutorToWaitingWork) {
+  StartScheduler(1);
+  Model m = Add("m", Config(1));
+  Model other = Add("other", Config(1));
+  m.fake->CloseGate();
+  auto expired = Submit(m, "m0", clock_.Now() + std::chrono::milliseconds(200));
+  m.fake->WaitForCalls(1);
+  auto waiting = Submit(other, "other0");  // the only executor is inside m0
+  clock_.Advance(std::chrono::milliseconds(250));
+  auto res = expired.get();
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(waiting.get().ok());  // served while m0's forward is still held
+  EXPECT_EQ(scheduler_->abandoned_executors(), 1);
+  EXPECT_EQ(Unwaited(), 1);
+  EXPECT_TRUE(quarantined().empty());
+  m.fake->OpenGate();
+  EXPECT_TRUE(test_support::Eventually([&] { return scheduler_->abandoned_executors() == 0; }));
+  EXPECT_TRUE(scheduler_->WaitIdle(TimePoint::max()));
+}
+
+// A batch nobody waits for keeps its executor while nothing else waits:
+// there is nobody to give it to, and its thread would be one more stuck.
+TEST_F(IsolationTest, ABatchNobodyWaitsForRunsOnWhenNothingElseWaits) {
+  StartScheduler(1);
+  Model m = Add("m", Config(1));
+  m.fake->CloseGate();
+  auto expired = Submit(m, "m0", clock_.Now() + std::chrono::milliseconds(200));
+  m.fake->WaitForCalls(1);
+  clock_.Advance(std::chrono::milliseconds(250));
+  ASSERT_FALSE(expired.get().ok());
+  EXPECT_EQ(scheduler_->abandoned_executors(), 0);
+  Model other = Add("other", Config(1));
+  auto waiting = Submit(other, "other0");  // now work waits: the batch is given up
+  ASSERT_TRUE(waiting.get().ok());
+  EXPECT_EQ(Unwaited(), 1);
+  m.fake->OpenGate();
+  EXPECT_TRUE(test_support::Eventually([&] { return scheduler_->abandoned_executors() == 0; }));
+}
+
+// Past the model's bound on stuck threads the model is quarantined, with
+// the reason, and the requests queued for it are refused.
+TEST_F(IsolationTest, PastItsBoundOnStuckThreadsAModelIsQuarantined) {
+  StartScheduler(1, /*max_stuck_per_model=*/1);
+  Model m = Add("m", Config(1));
+  Model other = Add("other", Config(1));
+  m.fake->CloseGate();
+  for (int round = 0; round < 2; ++round) {
+    auto expired = Submit(m, "m", clock_.Now() + std::chrono::milliseconds(200));
+    m.fake->WaitForCalls(round + 1);
+    std::optional<Answer> queued;
+    if (round == 1) queued = Submit(m, "queued", clock_.Now() + std::chrono::seconds(60));
+    auto waiting = Submit(other, "other");
+    clock_.Advance(std::chrono::milliseconds(250));
+    ASSERT_FALSE(expired.get().ok());
+    ASSERT_TRUE(waiting.get().ok()) << "round " << round;
+    if (queued) {
+      auto refused = queued->get();
+      ASSERT_FALSE(refused.ok());
+      EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+      EXPECT_NE(refused.status().message().find("past the bound of 1"), std::string::npos)
+          << refused.status().message();
+    }
+  }
+  EXPECT_EQ(scheduler_->abandoned_executors(), 2);
+  EXPECT_TRUE(test_support::Eventually([&] { return quarantined().size() == 1; }));
+  EXPECT_NE(quarantined()[0].find("2 of its forwards still run"), std::string::npos);
+  m.fake->OpenGate();
+  EXPECT_TRUE(test_support::Eventually([&] { return scheduler_->abandoned_executors() == 0; }));
+}
+
+// At the node's bound on stuck threads a batch nobody waits for keeps its
+// executor: the waiting request runs once the forward returns.
+TEST_F(IsolationTest, AtTheNodesBoundABatchNobodyWaitsForKeepsItsExecutor) {
+  StartScheduler(1, /*max_stuck_per_model=*/5, /*max_stuck_threads=*/1);
+  Model m = Add("m", Config(1));
+  Model other = Add("other", Config(1));
+  m.fake->CloseGate();
+  auto first = Submit(m, "m0", clock_.Now() + std::chrono::milliseconds(200));
+  m.fake->WaitForCalls(1);
+  auto served = Submit(other, "other0");
+  clock_.Advance(std::chrono::milliseconds(250));
+  ASSERT_FALSE(first.get().ok());
+  ASSERT_TRUE(served.get().ok());
+  auto second = Submit(m, "m1", clock_.Now() + std::chrono::milliseconds(200));
+  m.fake->WaitForCalls(2);
+  auto waiting = Submit(other, "other1");
+  clock_.Advance(std::chrono::milliseconds(250));
+  ASSERT_FALSE(second.get().ok());  // the watchdog chose before it answered
+  EXPECT_NE(waiting.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(scheduler_->abandoned_executors(), 1);
+  EXPECT_EQ(Unwaited(), 1);
+  m.fake->OpenGate();
+  ASSERT_TRUE(waiting.get().ok());
+  EXPECT_TRUE(test_support::Eventually([&] { return scheduler_->abandoned_executors() == 0; }));
+}
+
+// Heavy batches yield: a model whose batches cost 20 ms or more forms
+// single-item batches while another model's client is active (a request in
+// the last second), so that the neighbour waits for one item's forward; with
+// no neighbour active it batches again.
+TEST_F(IsolationTest, AHeavyModelFormsSingleItemBatchesWhileANeighbourIsActive) {
+  StartScheduler(1);
+  Model heavy = Add("heavy", Config(8));
+  Model light = Add("light", Config(1));
+  auto batch_sizes = [&] {
+    std::vector<int64_t> sizes;
+    for (const auto& call : heavy.fake->calls()) sizes.push_back(call[0].tensor.shape()[0]);
+    return sizes;
+  };
+  heavy.fake->CloseGate();
+  std::vector<Answer> answers;
+  answers.push_back(Submit(heavy, "h0"));
+  heavy.fake->WaitForCalls(1);
+  clock_.Advance(std::chrono::milliseconds(100));  // h0's batch costs 100 ms: heavy
+  for (int i = 1; i <= 4; ++i) answers.push_back(Submit(heavy, "h" + std::to_string(i)));
+  answers.push_back(Submit(light, "l0"));
+  heavy.fake->OpenGate();
+  for (auto& a : answers) ASSERT_TRUE(a.get().ok());
+  EXPECT_EQ(batch_sizes(), (std::vector<int64_t>{1, 1, 1, 1, 1}))
+      << "the light model's client is active: single items";
+  // Two seconds without a request of the light model: batches again.
+  clock_.Advance(std::chrono::seconds(2));
+  heavy.fake->CloseGate();
+  answers.clear();
+  answers.push_back(Submit(heavy, "h5"));
+  heavy.fake->WaitForCalls(6);
+  clock_.Advance(std::chrono::milliseconds(100));  // still heavy
+  for (int i = 6; i <= 9; ++i) answers.push_back(Submit(heavy, "h" + std::to_string(i)));
+  heavy.fake->OpenGate();
+  for (auto& a : answers) ASSERT_TRUE(a.get().ok());
+  EXPECT_EQ(batch_sizes().back(), 4) << "alone, the queued four form one batch";
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
 RunningBatches::Tracked Request(int deadline_ms, std::vector<int>* answered, int id) {
   return {At(deadline_ms),
           [answered, id](StatusOr<InferenceResponse>) { answered->push_back(id); },
-          static_cast<uint64_t>(id)};
+          static_cast<uint64_t>(id), nullptr};
 }
 
 RunningBatches::Entry Batch(int start_ms, int limit_ms) {
@@ -100,6 +100,45 @@ TEST(RunningBatchesTest, RequestsGivenBackAreNoLongerWatchedOrCounted) {
   ASSERT_EQ(due.hung[0].requests.size(), 1u);
   EXPECT_EQ(due.hung[0].requests[0].seq, 8u);
   EXPECT_FALSE(running.Leave(token, {8}, 2, 20)) << "given up: nothing can leave it";
+}
+
+TEST(RunningBatchesTest, ABatchWhoseEveryRequestWasAnsweredIsUnwaited) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto a = Batch(0, 10'000);
+  a.requests = {Request(100, &answered, 1), Request(300, &answered, 2)};
+  auto b = Batch(50, 10'000);
+  b.requests = {Request(100, &answered, 3)};
+  auto ta = running.Begin(std::move(a));
+  auto tb = running.Begin(std::move(b));
+  EXPECT_FALSE(running.HasUnwaited());
+  EXPECT_EQ(running.TakeDue(At(100)).expired.size(), 2u);
+  EXPECT_TRUE(running.HasUnwaited()) << "b's one request was answered";
+  EXPECT_TRUE(running.TakeUnwaited(0).empty());
+  auto taken = running.TakeUnwaited(5);
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(taken[0].start, At(50));
+  EXPECT_FALSE(running.End(tb).has_value()) << "its thread must leave";
+  EXPECT_FALSE(running.HasUnwaited()) << "a still has request 2";
+  EXPECT_TRUE(running.End(ta).has_value());
+}
+
+TEST(RunningBatchesTest, ARequestWhoseClientLeftIsDueAsCancelled) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto e = Batch(0, 10'000);
+  bool gone = false;
+  auto r = Request(1000, &answered, 1);
+  r.is_cancelled = [&gone] { return gone; };
+  e.requests = {std::move(r)};
+  running.Begin(std::move(e));
+  EXPECT_TRUE(running.AnyCancellable());
+  EXPECT_TRUE(running.TakeDue(At(10)).cancelled.empty());
+  gone = true;
+  auto due = running.TakeDue(At(20));
+  ASSERT_EQ(due.cancelled.size(), 1u);
+  EXPECT_TRUE(due.expired.empty());
+  EXPECT_TRUE(running.HasUnwaited());
 }
 
 TEST(RunningBatchesTest, NothingRunningWakesNever) {

@@ -1,0 +1,25 @@
+// ThreadTeam: which helper threads a thread started for its own work (an
+// OpenMP team: libgomp keeps one per calling thread), by OS thread id, so
+// that whoever gives that thread up (the scheduler's watchdog, a forward
+// nobody waits for) can lower the helpers' priority with it: a stuck forward
+// runs on its whole team, not on its calling thread alone.
+//
+// Thread-safety: every function may be called from any thread.
+#pragma once
+
+#include <vector>
+
+namespace inferd {
+
+// Records `members` (OS thread ids, gettid) as the team of thread `owner`,
+// replacing what was recorded for it.
+void NoteThreadTeam(int owner, std::vector<int> members);
+// The team recorded for `owner`; empty when none.
+std::vector<int> ThreadTeamOf(int owner);
+// Forgets `owner`'s team (the thread ends; its id may be reused).
+void ForgetThreadTeam(int owner);
+// Sets `owner` and its team to SCHED_IDLE: they run only when a core has
+// nothing else to run. Returns how many threads were lowered.
+int LowerToIdle(int owner);
+
+}  // namespace inferd
