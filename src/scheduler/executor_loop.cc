@@ -177,6 +177,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
                               SumBytes(batch.requests),
                               lent,
                               wide.num_threads,
+                              false};
   entry.spare = !batch.requests.empty();
   for (const auto& r : batch.requests) {
     entry.requests.push_back({r.request.deadline, r.done, r.seq, r.request.is_cancelled});
