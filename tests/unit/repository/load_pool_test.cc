@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -64,7 +65,12 @@ TEST(LoadPool, AJobRunningWhenRecycleIsCalledFinishesFirst) {
   cv.notify_all();
   std::set<std::thread::id> seen;
   for (int i = 0; i < 4; ++i) seen.insert(RunOn(pool));
-  EXPECT_EQ(done.load(), 1);
+  // The jobs above may run on another thread before the released one wakes:
+  // wait for it (a bound far beyond any machine's speed) rather than assume.
+  for (int i = 0; i < 60000 && done.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(done.load(), 1) << "the job running when Recycle was called finished";
   EXPECT_GE(pool.recycled(), 1);
 }
 
