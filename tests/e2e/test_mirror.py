@@ -79,6 +79,25 @@ def check_against_pytorch(rep, want):
     assert max_err > 0.01 and top1 < 1, "the perturbed model should disagree somewhat"
 
 
+
+def four_clients_get_the_primarys_answers(http, model, xs, primary):
+    """Four clients send `xs` to `model` at once; each gets the primary's own outputs."""
+    results = [None] * 4
+
+    def client(k):
+        results[k] = send(http, model, xs)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with torch.no_grad():
+        for got in results:
+            assert len(got) == N
+            for x, y in zip(xs, got):
+                assert torch.allclose(y, primary(x), atol=1e-5)
+
 def test_local_candidate_report_equals_pytorch(mirror_server, mirror_store):
     _, primary, other = mirror_store
     xs = inputs(1)
@@ -190,21 +209,8 @@ def test_a_far_slower_candidate_drops_and_never_delays_answers(mirror_server, mi
              {"to": "mirror_slow", "fraction": 1.0, "max_in_flight": 2, "timeout_ms": 60000})
     assert r.status == 200, r
     xs = inputs(4)
-    results = [None] * 4
 
-    def client(k):
-        results[k] = send(mirror_server.http, "mirror_mlp_copy", xs)
-
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    with torch.no_grad():
-        for got in results:
-            assert len(got) == N
-            for x, y in zip(xs, got):
-                assert torch.allclose(y, primary(x), atol=1e-5)
+    four_clients_get_the_primarys_answers(mirror_server.http, "mirror_mlp_copy", xs, primary)
     rep = settled(mirror_server, "mirror_mlp_copy", 2)
     assert rep["seen"] == 4 * N
     # Every pick is sent, dropped (max_in_flight), or not sent: the candidate is
@@ -296,22 +302,9 @@ def test_a_candidate_of_seconds_takes_only_spare_capacity(server_factory, tmp_pa
     meta = get(server.http, "/v2/models/mirror_sleepy").json()
     assert "variants not tried" in meta.get("load_measurement_skipped", ""), meta
     xs = inputs(5)
-    results = [None] * 4
-
-    def client(k):
-        results[k] = send(server.http, "mirror_mlp", xs)
 
     def round_of_clients():
-        threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        with torch.no_grad():
-            for got in results:
-                assert len(got) == N
-                for x, y in zip(xs, got):
-                    assert torch.allclose(y, primary(x), atol=1e-5)
+        four_clients_get_the_primarys_answers(server.http, "mirror_mlp", xs, primary)
 
     round_of_clients()
     rep = report(server, "mirror_mlp")
