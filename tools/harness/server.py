@@ -1,5 +1,6 @@
 """InferdServer and PeerServer: start, wait until ready (one poll), stop (see __init__.py)."""
 
+import functools
 import http.client
 import os
 import re
@@ -201,6 +202,17 @@ def _group_alive(pgid):
         return False
 
 
+@functools.lru_cache(maxsize=None)
+def _knows_flag(binary, flag):
+    """Whether `binary serve --help` lists flag."""
+    try:
+        out = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return flag in out
+
+
 class InferdServer(ServerProcess):
     """`inferd serve` on free ports. args: more `serve` flags (--models, --cpus, --lazy-load, ...)."""
 
@@ -217,8 +229,10 @@ class InferdServer(ServerProcess):
         store = ["--model-store", self.store] if self.store else []
         # --no-supervisor: the pid the harness measures (CPU, RSS, threads) is the
         # process that runs the models; the crash journal still marks every forward.
+        # A binary from before the supervisor (an A/B's "before") has no such flag.
+        quiet = ["--no-supervisor"] if _knows_flag(self.binary, "--no-supervisor") else []
         return [self.binary, "serve", *store, "--http-port", "0", "--management-port", "0",
-                "--metrics-port", "0", "--grpc-port", "0", "--no-supervisor", *self.args]
+                "--metrics-port", "0", "--grpc-port", "0", *quiet, *self.args]
 
     def _stdout_path(self):
         return self.stdout_path
