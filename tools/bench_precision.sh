@@ -6,19 +6,21 @@
 #
 #   tools/bench_precision.sh BINARY
 #   env: OUT=bench-out/precision-<time> ROUNDS=3 DURATION=8 CONCS=8
-# Needs the example store with resnet50 (make_models.py --store examples/model-store --with-resnet50).
+#        R50=examples/model-store/resnet50 (the model folder)
+# Needs a store with resnet50 (make_models.py --store examples/model-store --with-resnet50).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BIN=$(realpath "${1:?inferd binary}")
 OUT=$(realpath -m "${OUT:-bench-out/precision-$(date +%Y%m%d-%H%M%S)}")
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-8}; CONCS=${CONCS:-8}
+R50=$(realpath "${R50:-examples/model-store/resnet50}")
 mkdir -p "$OUT"
 for p in fp32 auto; do
   d="$OUT/r50/$p/resnet50"; mkdir -p "$d/1"
-  ln -sf "$ROOT/examples/model-store/resnet50/1/model.pt" "$d/1/model.pt"
-  cp examples/model-store/resnet50/labels.txt "$d/"
-  sed "s/^precision: .*/precision: $p/" examples/model-store/resnet50/config.yaml > "$d/config.yaml"
+  ln -sf "$R50/1/model.pt" "$d/1/model.pt"
+  cp "$R50/labels.txt" "$d/"
+  sed "s/^precision: .*/precision: $p/" "$R50/config.yaml" > "$d/config.yaml"
 done
 /usr/bin/python3 tools/make_precision_models.py --bench "$OUT/enc" > /dev/null 2>&1
 # 64 different requests of 128 ids, sent in turn: one request repeated would
