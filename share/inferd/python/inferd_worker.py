@@ -16,6 +16,8 @@ import os
 import socket
 import struct
 import sys
+import threading
+import time
 import traceback
 import uuid
 
@@ -173,6 +175,20 @@ def serve(sock, entry, context):
         send_frame(sock, ANSWERS, count, b"".join(a.ljust(width, b"\0") for a in encoded))
 
 
+def watch_parent():
+    """Ends this worker when the server that started it is gone (killed, crashed): the channel's
+    end of file says so too, but not to a worker busy in a long forward or handler."""
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="inferd-parent-watch", daemon=True).start()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--fd", type=int, required=True)
@@ -182,6 +198,7 @@ def main():
     parser.add_argument("--batch-size", type=int, default=1)
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
+    watch_parent()
     sys.path.insert(0, HERE)
     os.chdir(args.model_dir)
     try:
