@@ -131,14 +131,32 @@ def parse_rows(payload, count):
     return rows, types
 
 
-def encode_answer(value, content_type):
+def response_meta(context, idx):
+    """What the handler set with context.set_response_status / set_response_header, as lines
+    after the content type (src/http/torchserve_codec.cc reads them): ":status: 201" and
+    "Name: value". Empty when it set nothing, so the common answer is unchanged."""
+    meta = []
+    try:
+        code, _ = context.get_response_status(idx)
+        headers = context.get_response_headers(idx)
+    except (IndexError, TypeError, AttributeError):
+        return ""
+    if code != 200:
+        meta.append(":status: %s" % code)
+    for key, value in (headers or {}).items():
+        meta.append("%s: %s" % (str(key).replace("\r", " ").replace("\n", " "),
+                                str(value).replace("\r", " ").replace("\n", " ")))
+    return "".join("\n" + line for line in meta)
+
+
+def encode_answer(value, content_type, meta=""):
     if isinstance(value, (bytes, bytearray)):
         body, default = bytes(value), "application/octet-stream"
     elif isinstance(value, str):
         body, default = value.encode("utf-8"), "text/plain; charset=utf-8"
     else:
         body, default = json.dumps(value).encode("utf-8"), "application/json"
-    ct = (content_type or default).encode("latin-1")
+    ct = ((content_type or default) + meta).encode("latin-1", "replace")
     return ROW.pack(len(ct), len(body)) + ct + body
 
 
@@ -160,7 +178,8 @@ def serve(sock, entry, context):
                                  "return a list of one answer per request" %
                                  (type(answers).__name__ if not isinstance(answers, list)
                                   else "%d answers" % len(answers), count))
-            encoded = [encode_answer(a, context.get_response_content_type(i))
+            encoded = [encode_answer(a, context.get_response_content_type(i),
+                                     response_meta(context, i))
                        for i, a in enumerate(answers)]
         except Exception as e:  # the handler's own error: this batch fails, the worker goes on
             # PredictionException(message, error_code): its 4xx code says the request was bad.
