@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include "common/byte_size.h"
+
 namespace inferd::archive {
 namespace fs = std::filesystem;
 namespace {
@@ -55,6 +57,15 @@ Status ReadModelConfigYaml(const fs::path& path, ServingSettings* s) {
   RETURN_IF_ERROR(ReadSetting(root, "batchSize", file, &s->batch_size));
   RETURN_IF_ERROR(ReadSetting(root, "maxBatchDelay", file, &s->max_batch_delay_ms));
   RETURN_IF_ERROR(ReadSetting(root, "responseTimeout", file, &s->response_timeout_s));
+  if (root["workerMemoryLimit"]) {
+    const YAML::Node& limit = root["workerMemoryLimit"];
+    auto bytes = limit.IsScalar() ? ParseByteSize(limit.Scalar())
+                                  : StatusOr<int64_t>(InvalidArgument("not a scalar"));
+    if (!bytes.ok() || *bytes <= 0) {
+      return InvalidArgument(file + ": workerMemoryLimit: expected a size such as 512M or 2G");
+    }
+    s->worker_memory_limit = *bytes;
+  }
   std::optional<int> min_workers, max_workers;
   RETURN_IF_ERROR(ReadSetting(root, "minWorkers", file, &min_workers));
   RETURN_IF_ERROR(ReadSetting(root, "maxWorkers", file, &max_workers));
@@ -156,6 +167,9 @@ std::string WriteServingConfig(const MarManifest& m, const ServingSettings& over
     return y.str();
   }
   y << "backend: python\n";
+  if (m.settings.worker_memory_limit) {
+    y << "worker_memory_limit: " << *m.settings.worker_memory_limit << "\n";
+  }
   // One single-threaded handler process per executor, as TorchServe runs a
   // worker per process with one torch thread.
   y << "instances: {count: " << std::max(1, workers) << ", threads: 1}\n";

@@ -25,6 +25,9 @@ struct ServingSettings {
   std::optional<int64_t> max_batch_delay_ms;
   std::optional<int> workers;
   std::optional<int64_t> response_timeout_s;
+  // inferd's own key in model-config.yaml, `workerMemoryLimit: 1G`: each
+  // handler process's resident memory (config `worker_memory_limit`).
+  std::optional<int64_t> worker_memory_limit;
 };
 
 struct MarManifest {

@@ -79,6 +79,10 @@ class Model {
   // dying: python/handler_pool.h): the scheduler's runner then quarantines
   // the version with this reason after the failed Execute. Any thread.
   virtual std::optional<std::string> QuarantineReason() const { return std::nullopt; }
+  // Resident bytes of the worker processes the model runs in (python/:
+  // handler processes, `isolation: process`), as last measured; 0 for a model
+  // that runs inside the server. Any thread.
+  virtual int64_t WorkerResidentBytes() const { return 0; }
   // True when Execute runs on the width the calling thread was last given
   // (Backend::SetCallWidth); false: always on the executor's own cores, so
   // the scheduler lends it nothing. Fixed once Load returns.
@@ -102,6 +106,9 @@ struct LoadOptions {
   // version calibrated it (scheduler/batch_calibration.h); 0: unknown, the
   // config's sizes then stand for it (backend/runtime_choice.h).
   int served_batch = 0;
+  // The server's --memory-budget in bytes (0 = none): what a backend whose
+  // model runs in worker processes derives their default memory limit from.
+  int64_t memory_budget = 0;
 };
 
 class Backend {

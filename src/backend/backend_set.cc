@@ -21,7 +21,10 @@ StatusOr<std::unique_ptr<BackendSet>> BackendSet::Create(const Options& options)
 }
 
 StatusOr<std::shared_ptr<Model>> BackendSet::Load(const LoadOptions& options) {
-  const std::string name(config::Name(options.config.backend));
+  // `isolation: process`: the model runs in worker processes (python/).
+  const std::string name(options.config.isolation == config::Isolation::kProcess
+                             ? config::Name(config::BackendKind::kPython)
+                             : config::Name(options.config.backend));
   auto it = backends_.find(name);
   if (it == backends_.end()) {
     std::string built;

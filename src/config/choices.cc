@@ -25,6 +25,8 @@ constexpr Table<Variants, 4> kVariants{
      {Variants::kChannelsLast, "channels_last"},
      {Variants::kOptimizeForInference, "optimize_for_inference"}}};
 constexpr Table<LoadChoice, 2> kLoads{{{LoadChoice::kEager, "eager"}, {LoadChoice::kLazy, "lazy"}}};
+constexpr Table<Isolation, 2> kIsolations{
+    {{Isolation::kThread, "thread"}, {Isolation::kProcess, "process"}}};
 constexpr Table<PreprocessKind, 3> kPreprocessKinds{{{PreprocessKind::kImage, "image"},
                                                      {PreprocessKind::kText, "text"},
                                                      {PreprocessKind::kBytes, "bytes"}}};
@@ -57,6 +59,10 @@ struct TableOf<LoadChoice> {
   static constexpr const auto& kTable = kLoads;
 };
 template <>
+struct TableOf<Isolation> {
+  static constexpr const auto& kTable = kIsolations;
+};
+template <>
 struct TableOf<PreprocessKind> {
   static constexpr const auto& kTable = kPreprocessKinds;
 };
@@ -87,6 +93,7 @@ std::string_view Name(BackendKind v) { return NameIn(v); }
 std::string_view Name(Precision v) { return NameIn(v); }
 std::string_view Name(Variants v) { return NameIn(v); }
 std::string_view Name(LoadChoice v) { return NameIn(v); }
+std::string_view Name(Isolation v) { return NameIn(v); }
 std::string_view Name(PreprocessKind v) { return NameIn(v); }
 std::string_view Name(ColorOrder v) { return NameIn(v); }
 std::string_view Name(Tokenizer v) { return NameIn(v); }
@@ -118,6 +125,7 @@ INFERD_CHOICE(BackendKind)
 INFERD_CHOICE(Precision)
 INFERD_CHOICE(Variants)
 INFERD_CHOICE(LoadChoice)
+INFERD_CHOICE(Isolation)
 INFERD_CHOICE(PreprocessKind)
 INFERD_CHOICE(ColorOrder)
 INFERD_CHOICE(Tokenizer)

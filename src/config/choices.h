@@ -21,6 +21,10 @@ enum class Precision { kFp32, kBf16, kInt8, kAuto };
 enum class Variants { kAuto, kFrozen, kChannelsLast, kOptimizeForInference };
 // `load:` kServerDefault: the server's --lazy-load flag decides.
 enum class LoadChoice { kServerDefault, kEager, kLazy };
+// `isolation:` kThread: the model runs on executor threads inside the server;
+// kProcess: in a sandboxed worker process (backend/python/), so that a crash in
+// its forward costs only its batch.
+enum class Isolation { kThread, kProcess };
 // `preprocess.kind:` kNone: requests carry tensors.
 enum class PreprocessKind { kNone, kImage, kText, kBytes };
 // `preprocess.color:` the channel order (or single channel) the model wants.
@@ -33,7 +37,8 @@ enum class PostprocessKind { kRaw, kTopk, kArgmax, kSoftmax, kSigmoid };
 std::string_view Name(BackendKind v);
 std::string_view Name(Precision v);
 std::string_view Name(Variants v);
-std::string_view Name(LoadChoice v);      // "" for kServerDefault
+std::string_view Name(LoadChoice v);  // "" for kServerDefault
+std::string_view Name(Isolation v);
 std::string_view Name(PreprocessKind v);  // "" for kNone
 std::string_view Name(ColorOrder v);
 std::string_view Name(Tokenizer v);

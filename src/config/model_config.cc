@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/byte_size.h"
+
 namespace inferd::config {
 namespace {
 
@@ -228,6 +230,24 @@ Status ParseInstances(Reader& parent, InstancesConfig* inst) {
   return Status::Ok();
 }
 
+Status ParseIsolation(Reader& r, ModelConfig* c) {
+  RETURN_IF_ERROR(r.ReadChoice("isolation", &c->isolation));
+  RETURN_IF_ERROR(r.Expect(c->isolation == Isolation::kThread ||
+                               c->backend == BackendKind::kTorchscript ||
+                               c->backend == BackendKind::kPython,
+                           "isolation",
+                           "thread for this backend (process isolation is for "
+                           "torchscript and python models)"));
+  if (!r.Has("worker_memory_limit")) return Status::Ok();
+  std::string text;
+  RETURN_IF_ERROR(r.Read("worker_memory_limit", &text, "a size such as 512M or 2G"));
+  auto bytes = ParseByteSize(text);
+  RETURN_IF_ERROR(r.Expect(bytes.ok() && *bytes > 0, "worker_memory_limit",
+                           "a size such as 512M or 2G (bytes, or K, M, G, T; 1K = 1024)"));
+  c->worker_memory_limit = *bytes;
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::string& file,
@@ -273,6 +293,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& yaml_text, const std::
     RETURN_IF_ERROR(r.ReadInt("weight", &c.weight, 1, 1000));
     RETURN_IF_ERROR(r.ReadInt("max_execution_ms", &c.max_execution_ms, 0, 86'400'000));
     RETURN_IF_ERROR(ParseInstances(r, &c.instances));
+    RETURN_IF_ERROR(ParseIsolation(r, &c));
     RETURN_IF_ERROR(r.ReadChoice("precision", &c.precision));
     if (r.Has("precision_tolerance")) {
       double tolerance = 0;

@@ -92,6 +92,15 @@ struct ModelConfig {
   // nor timed: a max_batch_size 1 model has one forward timed at load).
   int64_t max_execution_ms = 0;
   InstancesConfig instances;
+  // `isolation: process` runs a torchscript model in worker processes
+  // (backend/python/): a crash in its forward fails only its batch. A
+  // `backend: python` model always runs in them.
+  Isolation isolation = Isolation::kThread;
+  // `worker_memory_limit: SIZE` (512M, 2G): the resident memory each worker
+  // process may hold; a worker over it is killed and its batch fails (500).
+  // 0 = unset: the server's --memory-budget divided by the model's workers
+  // when a budget is set, else no limit.
+  int64_t worker_memory_limit = 0;
   Precision precision = Precision::kFp32;
   // The largest error a reduced precision may make, relative to the largest
   // fp32 output, in (0, 1]; absent: each precision's own default (bf16 1e-2,

@@ -1,5 +1,9 @@
 #include "http/torchserve_codec.h"
 
+#include <cctype>
+#include <cstdlib>
+#include <string_view>
+
 #include "common/handler_rows.h"
 
 #include "http/json_body.h"
@@ -148,6 +152,30 @@ StatusOr<std::string> WritePredictionResponse(const scheduler::InferenceResponse
   return w.Take();
 }
 
+namespace {
+
+// A header a handler may set: a token name (RFC 9110) that the server does not
+// write itself (a handler's own would contradict it), a value without control
+// characters. Others are dropped.
+bool UsableHeader(std::string_view name, std::string_view value) {
+  if (name.empty()) return false;
+  std::string lower;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!std::isalnum(u) && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
+      return false;
+    }
+    lower += static_cast<char>(std::tolower(u));
+  }
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return false;
+  }
+  return lower != "content-length" && lower != "content-type" && lower != "transfer-encoding" &&
+         lower != "connection";
+}
+
+}  // namespace
+
 StatusOr<HttpResponse> HandlerAnswerResponse(const scheduler::InferenceResponse& response) {
   if (response.outputs.size() != 1 || response.outputs[0].tensor.dtype() != DataType::kUint8) {
     return Internal("a handler model answers one UINT8 output of handler rows");
@@ -156,7 +184,30 @@ StatusOr<HttpResponse> HandlerAnswerResponse(const scheduler::InferenceResponse&
   ASSIGN_OR_RETURN(HandlerRow row, ReadHandlerRow(t.data(), t.byte_size()));
   HttpResponse http;
   http.status = 200;
-  http.content_type = row.content_type.empty() ? "application/json" : std::string(row.content_type);
+  // After the content type, one line each: what the handler set with
+  // context.set_response_status (":status: 201") and set_response_header
+  // ("Name: value"); inferd_worker.py writes them.
+  std::string_view meta = row.content_type;
+  const size_t first_line = meta.find('\n');
+  const std::string_view type = meta.substr(0, first_line);
+  http.content_type = type.empty() ? "application/json" : std::string(type);
+  meta = first_line == std::string_view::npos ? std::string_view() : meta.substr(first_line + 1);
+  while (!meta.empty()) {
+    const size_t end = meta.find('\n');
+    const std::string_view line = meta.substr(0, end);
+    meta = end == std::string_view::npos ? std::string_view() : meta.substr(end + 1);
+    const size_t colon = line.find(':', 1);
+    if (colon == std::string_view::npos) continue;
+    const std::string name(line.substr(0, colon));
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (name == ":status") {
+      const int code = std::atoi(std::string(value).c_str());
+      if (code >= 200 && code <= 599) http.status = code;  // else the handler's slip: 200 stays
+    } else if (UsableHeader(name, value)) {
+      http.headers.emplace_back(name, std::string(value));
+    }
+  }
   http.body = std::string(row.body);
   return http;
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/byte_size.h"
 #include "common/status.h"
 
 namespace inferd::repository {
@@ -27,9 +28,8 @@ struct MemoryPaths {
   std::string cgroup_root = "/sys/fs/cgroup";
 };
 
-// "512M" -> 536870912. kInvalidArgument naming the text and the accepted forms
-// for anything else (negative, empty, unknown suffix, overflow).
-StatusOr<int64_t> ParseByteSize(std::string_view text);
+// SIZE as common/byte_size.h parses it ("512M" -> 536870912).
+using ::inferd::ParseByteSize;
 
 struct MemoryLimit {
   int64_t bytes = 0;
@@ -54,6 +54,6 @@ int64_t ReadResidentBytes(const MemoryPaths& paths = {});
 int64_t TakePeakResidentBytes(const MemoryPaths& paths = {});
 
 // 1536 -> "1.5 KiB", for messages.
-std::string FormatBytes(int64_t bytes);
+using ::inferd::FormatBytes;
 
 }  // namespace inferd::repository

@@ -286,6 +286,9 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
     return options_.model->Execute(assembled->inputs);
   }();
   const TimePoint compute_end = clock.Now();
+  if (metrics.worker_resident_bytes) {
+    metrics.worker_resident_bytes->Set(static_cast<double>(options_.model->WorkerResidentBytes()));
+  }
   if (!outputs.ok()) {
     Status st = outputs.status().WithContext(model);
     for (size_t i : live) answer(i, st);

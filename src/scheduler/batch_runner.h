@@ -74,6 +74,9 @@ class BatchRunner {
     // (padding waste = padded / real).
     std::shared_ptr<metrics::Counter> padded_tokens;
     std::shared_ptr<metrics::Counter> real_tokens;
+    // Models run in worker processes: their resident memory, read after
+    // each forward (backend::Model::WorkerResidentBytes).
+    std::shared_ptr<metrics::Gauge> worker_resident_bytes;
   };
   struct Options {
     std::string name;  // "model:version", in messages

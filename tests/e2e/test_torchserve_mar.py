@@ -149,6 +149,16 @@ def test_custom_handler_answers_as_called_directly(mar_server, mar_store):
         assert json.loads(r.body) == ref
 
 
+def test_handler_sets_its_response_status_and_headers(mar_server):
+    r = predict(mar_server.http, "custom", json.dumps({"x": [1, 2, 3, 4], "created": True}))
+    assert r.status == 201, r.body  # context.set_response_status(201, ...)
+    assert r.headers["x-handler"] == "custom 0"  # context.set_response_header
+    assert int(r.headers["content-length"]) == len(r.body)  # not the handler's "1"
+    assert json.loads(r.body)["argmax"] in range(3)
+    r = predict(mar_server.http, "custom", json.dumps({"x": [1, 2, 3, 4]}))
+    assert r.status == 200 and "x-handler" not in r.headers, r.headers
+
+
 def test_handler_errors_answer_with_their_status_and_the_worker_goes_on(mar_server):
     r = predict(mar_server.http, "custom", json.dumps({"x": [1, 2]}))
     assert r.status == 400 and b'needs \\"x\\"' in r.body, r.body  # PredictionException(.., 400)

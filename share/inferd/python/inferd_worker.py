@@ -16,6 +16,8 @@ import os
 import socket
 import struct
 import sys
+import threading
+import time
 import traceback
 import uuid
 
@@ -129,14 +131,32 @@ def parse_rows(payload, count):
     return rows, types
 
 
-def encode_answer(value, content_type):
+def response_meta(context, idx):
+    """What the handler set with context.set_response_status / set_response_header, as lines
+    after the content type (src/http/torchserve_codec.cc reads them): ":status: 201" and
+    "Name: value". Empty when it set nothing, so the common answer is unchanged."""
+    meta = []
+    try:
+        code, _ = context.get_response_status(idx)
+        headers = context.get_response_headers(idx)
+    except (IndexError, TypeError, AttributeError):
+        return ""
+    if code != 200:
+        meta.append(":status: %s" % code)
+    for key, value in (headers or {}).items():
+        meta.append("%s: %s" % (str(key).replace("\r", " ").replace("\n", " "),
+                                str(value).replace("\r", " ").replace("\n", " ")))
+    return "".join("\n" + line for line in meta)
+
+
+def encode_answer(value, content_type, meta=""):
     if isinstance(value, (bytes, bytearray)):
         body, default = bytes(value), "application/octet-stream"
     elif isinstance(value, str):
         body, default = value.encode("utf-8"), "text/plain; charset=utf-8"
     else:
         body, default = json.dumps(value).encode("utf-8"), "application/json"
-    ct = (content_type or default).encode("latin-1")
+    ct = ((content_type or default) + meta).encode("latin-1", "replace")
     return ROW.pack(len(ct), len(body)) + ct + body
 
 
@@ -158,7 +178,8 @@ def serve(sock, entry, context):
                                  "return a list of one answer per request" %
                                  (type(answers).__name__ if not isinstance(answers, list)
                                   else "%d answers" % len(answers), count))
-            encoded = [encode_answer(a, context.get_response_content_type(i))
+            encoded = [encode_answer(a, context.get_response_content_type(i),
+                                     response_meta(context, i))
                        for i, a in enumerate(answers)]
         except Exception as e:  # the handler's own error: this batch fails, the worker goes on
             # PredictionException(message, error_code): its 4xx code says the request was bad.
@@ -173,6 +194,20 @@ def serve(sock, entry, context):
         send_frame(sock, ANSWERS, count, b"".join(a.ljust(width, b"\0") for a in encoded))
 
 
+def watch_parent():
+    """Ends this worker when the server that started it is gone (killed, crashed): the channel's
+    end of file says so too, but not to a worker busy in a long forward or handler."""
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="inferd-parent-watch", daemon=True).start()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--fd", type=int, required=True)
@@ -182,6 +217,7 @@ def main():
     parser.add_argument("--batch-size", type=int, default=1)
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
+    watch_parent()
     sys.path.insert(0, HERE)
     os.chdir(args.model_dir)
     try:

@@ -42,7 +42,7 @@ Status SendFrame(int fd, const FrameHeader& header, const std::vector<iovec>& pa
   return Status::Ok();
 }
 
-Status ReadExactly(int fd, void* dst, size_t size, TimePoint deadline) {
+Status ReadExactly(int fd, void* dst, size_t size, TimePoint deadline, const ReadWatch& watch) {
   char* at = static_cast<char*>(dst);
   while (size > 0) {
     ssize_t n = recv(fd, at, size, MSG_DONTWAIT);
@@ -56,15 +56,20 @@ Status ReadExactly(int fd, void* dst, size_t size, TimePoint deadline) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Unavailable(std::string("handler process channel: ") + std::strerror(errno));
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return DeadlineExceeded("handler process did not answer in time");
+    if (watch) left = std::min(left, kWatchInterval);
     pollfd p{fd, POLLIN, 0};
     const int wait_ms =
         static_cast<int>(std::min<int64_t>(left.count() + 1, std::numeric_limits<int>::max()));
-    if (poll(&p, 1, wait_ms) < 0 && errno != EINTR) {
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno != EINTR) {
       return Unavailable(std::string("handler process channel: ") + std::strerror(errno));
     }
+    // Checked only while the worker computes (nothing to read for a whole
+    // interval), never per chunk of a large answer.
+    if (ready == 0 && watch) RETURN_IF_ERROR(watch());
   }
   return Status::Ok();
 }

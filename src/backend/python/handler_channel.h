@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,13 @@
 
 namespace inferd::backend::python {
 
-enum class FrameKind : uint32_t { kBatch = 1, kReady = 2, kAnswers = 3, kError = 4 };
+enum class FrameKind : uint32_t {
+  kBatch = 1,
+  kReady = 2,
+  kAnswers = 3,
+  kError = 4,
+  kTensors = 5,  // both ways: a tensor model's inputs and outputs (tensor_frame.h)
+};
 
 struct FrameHeader {
   FrameKind kind = FrameKind::kBatch;
@@ -44,8 +51,14 @@ static_assert(sizeof(FrameHeader) == 16);
 // when the peer is gone.
 Status SendFrame(int fd, const FrameHeader& header, const std::vector<iovec>& payload);
 
+// Called after each kWatchInterval in which a read found nothing to read; a failure it returns ends
+// the read with that Status (the pool's memory limit: handler_process.h).
+using ReadWatch = std::function<Status()>;
+inline constexpr std::chrono::milliseconds kWatchInterval{20};
+
 // Reads exactly `size` bytes into `dst` by `deadline`: kDeadlineExceeded when
-// it passes, kUnavailable when the peer closed the socket.
-Status ReadExactly(int fd, void* dst, size_t size, TimePoint deadline);
+// it passes, kUnavailable when the peer closed the socket, or what `watch`
+// (when set) returned.
+Status ReadExactly(int fd, void* dst, size_t size, TimePoint deadline, const ReadWatch& watch = {});
 
 }  // namespace inferd::backend::python

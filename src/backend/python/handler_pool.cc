@@ -19,9 +19,17 @@ StatusOr<std::shared_ptr<HandlerPool>> HandlerPool::Create(const HandlerPoolOpti
   std::shared_ptr<HandlerPool> pool(new HandlerPool(options));
   ASSIGN_OR_RETURN(std::unique_ptr<HandlerProcess> first, HandlerProcess::Start(options.process));
   MutexLock lock(&pool->mu_);
+  pool->resident_[first->pid()] = first->resident_bytes();
   pool->idle_.push_back(std::move(first));
   pool->running_ = 1;
   return pool;
+}
+
+int64_t HandlerPool::WorkerResidentBytes() const {
+  MutexLock lock(&mu_);
+  int64_t total = 0;
+  for (const auto& [pid, bytes] : resident_) total += bytes;
+  return total;
 }
 
 std::optional<std::string> HandlerPool::QuarantineReason() const {
@@ -60,11 +68,13 @@ StatusOr<std::unique_ptr<HandlerProcess>> HandlerPool::Lease() {
   return std::move(*started);
 }
 
-void HandlerPool::GiveBack(std::unique_ptr<HandlerProcess> process) {
+void HandlerPool::GiveBack(std::unique_ptr<HandlerProcess> process, pid_t pid) {
   MutexLock lock(&mu_);
   if (process && process->alive()) {
+    resident_[pid] = process->resident_bytes();
     idle_.push_back(std::move(process));
   } else {
+    resident_.erase(pid);
     --running_;
   }
   idle_cv_.Signal();
@@ -91,27 +101,52 @@ void HandlerPool::NoteDeath(const std::string& reason) {
 }
 
 StatusOr<std::vector<NamedTensor>> HandlerPool::Execute(const std::vector<NamedTensor>& inputs) {
-  if (inputs.size() != 1 || inputs[0].tensor.dtype() != DataType::kUint8 ||
-      inputs[0].tensor.shape().size() != 2) {
+  if (!options_.tensors && (inputs.size() != 1 || inputs[0].tensor.dtype() != DataType::kUint8 ||
+                            inputs[0].tensor.shape().size() != 2)) {
     return InvalidArgument("a handler model takes one UINT8 [batch, bytes] input of handler rows");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<HandlerProcess> process, Lease());
+  const pid_t pid = process->pid();
   process->PinTo(ExecutorCores());
   const auto deadline = std::chrono::steady_clock::now() + options_.max_execution;
-  auto answers = process->Run(inputs[0].tensor, deadline);
+  StatusOr<std::vector<NamedTensor>> out = [&]() -> StatusOr<std::vector<NamedTensor>> {
+    if (options_.tensors) return RunTensors(*process, inputs, deadline);
+    ASSIGN_OR_RETURN(Tensor answers, process->Run(inputs[0].tensor, deadline));
+    if (answers.shape()[0] != inputs[0].tensor.shape()[0]) {
+      return Internal("the handler answered " + std::to_string(answers.shape()[0]) +
+                      " items for a batch of " + std::to_string(inputs[0].tensor.shape()[0]) +
+                      " (a handler returns one answer per request)");
+    }
+    std::vector<NamedTensor> named;
+    named.push_back({"answer", std::move(answers)});
+    return named;
+  }();
   const bool died = !process->alive();
-  GiveBack(std::move(process));
-  if (!answers.ok()) {
-    if (died) NoteDeath(answers.status().message());
-    return answers.status();
-  }
-  if (answers->shape()[0] != inputs[0].tensor.shape()[0]) {
-    return Internal("the handler answered " + std::to_string(answers->shape()[0]) +
-                    " items for a batch of " + std::to_string(inputs[0].tensor.shape()[0]) +
-                    " (a handler returns one answer per request)");
+  GiveBack(std::move(process), pid);
+  if (!out.ok() && died) NoteDeath(out.status().message());
+  return out;
+}
+
+StatusOr<std::vector<NamedTensor>> HandlerPool::RunTensors(HandlerProcess& process,
+                                                           const std::vector<NamedTensor>& inputs,
+                                                           TimePoint deadline) const {
+  ASSIGN_OR_RETURN(std::vector<Tensor> returned, process.RunTensors(inputs, deadline));
+  const auto& specs = options_.outputs;
+  if (!specs.empty() && specs.size() != returned.size()) {
+    return Internal("forward() returned " + std::to_string(returned.size()) +
+                    " tensors but the config lists " + std::to_string(specs.size()) + " outputs");
   }
   std::vector<NamedTensor> out;
-  out.push_back({"answer", std::move(*answers)});
+  out.reserve(returned.size());
+  for (size_t i = 0; i < returned.size(); ++i) {
+    std::string name = specs.empty() ? "output" + std::to_string(i) : specs[i].name;
+    if (!specs.empty() && returned[i].dtype() != specs[i].dtype) {
+      return Internal("output '" + name + "' has datatype " +
+                      std::string(DataTypeName(returned[i].dtype())) + " but the config says " +
+                      std::string(DataTypeName(specs[i].dtype)));
+    }
+    out.push_back({std::move(name), std::move(returned[i])});
+  }
   return out;
 }
 

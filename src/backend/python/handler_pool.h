@@ -10,12 +10,19 @@
 // death in the window (100 ms up to 5 s). After `quarantine_after` deaths
 // within `death_window`, QuarantineReason() says why, the runner quarantines
 // the version (backend.h), and the pool starts nothing more.
+//
+// Two kinds of model share the pool: a handler model (one UINT8 input of
+// handler rows, one answer row per request) and, with `tensors`, a tensor
+// model (`isolation: process`: the inputs as the scheduler batched them,
+// outputs named as the torch backend names them). WorkerResidentBytes is the
+// sum of the live processes' resident memory as last read (after a batch).
 // Thread-safety: Execute from several executors at once; the pool's state is
 // guarded by mu_, the processes themselves are used by one lessee at a time.
 #pragma once
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +40,9 @@ struct HandlerPoolOptions {
   std::chrono::milliseconds max_execution{120000};
   int quarantine_after = 5;
   std::chrono::seconds death_window{60};
+  bool tensors = false;
+  // A tensor model's outputs (empty: output0, output1, ... as returned).
+  std::vector<config::TensorSpec> outputs;
 };
 
 class HandlerPool : public Model {
@@ -43,11 +53,15 @@ class HandlerPool : public Model {
 
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override;
   std::optional<std::string> QuarantineReason() const override;
+  int64_t WorkerResidentBytes() const override;
 
  private:
   explicit HandlerPool(HandlerPoolOptions options) : options_(std::move(options)) {}
   StatusOr<std::unique_ptr<HandlerProcess>> Lease();
-  void GiveBack(std::unique_ptr<HandlerProcess> process);
+  void GiveBack(std::unique_ptr<HandlerProcess> process, pid_t pid);
+  StatusOr<std::vector<NamedTensor>> RunTensors(HandlerProcess& process,
+                                                const std::vector<NamedTensor>& inputs,
+                                                TimePoint deadline) const;
   void NoteDeath(const std::string& reason);
 
   const HandlerPoolOptions options_;
@@ -58,6 +72,7 @@ class HandlerPool : public Model {
   std::deque<std::chrono::steady_clock::time_point> deaths_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point restart_after_ GUARDED_BY(mu_){};
   std::optional<std::string> quarantine_ GUARDED_BY(mu_);
+  std::map<pid_t, int64_t> resident_ GUARDED_BY(mu_);  // live processes' resident bytes
 };
 
 // The cores InitExecutorThread gave the calling executor thread (empty when

@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "backend/python/handler_channel.h"
+#include "backend/python/tensor_frame.h"
+#include "common/byte_size.h"
 #include "common/handler_rows.h"
 
 extern char** environ;
@@ -103,11 +106,16 @@ StatusOr<std::unique_ptr<HandlerProcess>> HandlerProcess::Start(const HandlerPro
     close(fds[0]);
     return FailedPrecondition("cannot start the handler worker " + o.python + ": " + strerror(rc));
   }
-  std::unique_ptr<HandlerProcess> process(new HandlerProcess(pid, fds[0]));
+  std::unique_ptr<HandlerProcess> process(new HandlerProcess(pid, fds[0], o.memory_limit));
   FrameHeader header;
   const TimePoint deadline = std::chrono::steady_clock::now() + o.start_timeout;
   Status st = ReadExactly(process->fd_, &header, sizeof header, deadline);
-  if (st.ok() && header.kind == FrameKind::kReady) return process;
+  if (st.ok() && header.kind == FrameKind::kReady) {
+    // A handler whose initialize alone takes more than the limit can never serve.
+    st = process->CheckMemory();
+    if (st.ok()) return process;
+    st = FailedPrecondition(st.message() + " right after its initialize");
+  }
   if (st.ok() && header.kind == FrameKind::kError && header.payload_bytes < (1u << 20)) {
     std::string text(header.payload_bytes, '\0');
     st = ReadExactly(process->fd_, text.data(), text.size(), deadline);
@@ -119,7 +127,7 @@ StatusOr<std::unique_ptr<HandlerProcess>> HandlerProcess::Start(const HandlerPro
   // process ended does.
   const bool told = st.code() == StatusCode::kFailedPrecondition;
   Status failed = process->Fail(told ? Status::Ok() : Internal("it did not start: " + st.message()),
-                                st.code() == StatusCode::kDeadlineExceeded);
+                                st.code() == StatusCode::kDeadlineExceeded || told);
   if (told) failed = st;
   return FailedPrecondition("model '" + o.model_name + "': handler '" + o.handler +
                             "' failed to start: " + failed.message());
@@ -147,7 +155,7 @@ Status HandlerProcess::Fail(const Status& failure, bool kill_first) {
   if (done == 0) {
     kill(pid_, SIGKILL);
     waitpid(pid_, &status, 0);
-    ended = kill_first ? "killed by inferd" : HowItEnded(status);
+    ended = kill_first ? "killed by inferd with SIGKILL" : HowItEnded(status);
   } else {
     ended = HowItEnded(status);
   }
@@ -185,30 +193,86 @@ StatusOr<Tensor> HandlerProcess::Run(const Tensor& rows, TimePoint deadline) {
   return ReadAnswers(deadline);
 }
 
-StatusOr<Tensor> HandlerProcess::ReadAnswers(TimePoint deadline) {
-  FrameHeader header;
-  Status st = ReadExactly(fd_, &header, sizeof header, deadline);
-  if (st.ok() && header.kind == FrameKind::kAnswers && header.rows > 0 &&
-      header.payload_bytes % header.rows == 0) {
-    const int64_t width = static_cast<int64_t>(header.payload_bytes / header.rows);
-    Tensor out = Tensor::AllocateUninitialized(DataType::kUint8, {header.rows, width});
-    st = ReadExactly(fd_, out.mutable_data(), out.byte_size(), deadline);
-    if (st.ok()) return out;
-  } else if (st.ok() && header.kind == FrameKind::kError && header.payload_bytes < (64u << 20)) {
-    std::string text(header.payload_bytes, '\0');
-    st = ReadExactly(fd_, text.data(), text.size(), deadline);
-    // The handler raised (the process lives on); a 4xx PredictionException
-    // says the request was bad.
-    if (st.ok())
-      return header.rows >= 400 && header.rows < 500 ? InvalidArgument(text) : Internal(text);
-  } else if (st.ok()) {
-    st = Internal("malformed answer frame");
+Status HandlerProcess::CheckMemory() {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/statm");
+  int64_t size = 0, pages = 0;
+  if (in >> size >> pages) resident_ = pages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  if (memory_limit_ <= 0 || resident_ <= memory_limit_) return Status::Ok();
+  return ResourceExhausted("killed: resident " + FormatBytes(resident_) +
+                           " over worker_memory_limit " + FormatBytes(memory_limit_));
+}
+
+Status HandlerProcess::FailReply(const Status& st) {
+  if (st.code() == StatusCode::kResourceExhausted) {
+    return Fail(Internal(st.message()), /*kill_first=*/true);
   }
   if (st.code() == StatusCode::kDeadlineExceeded) {
     return Fail(Internal("the handler did not answer within max_execution_ms; it was given up"),
                 /*kill_first=*/true);
   }
   return Fail(Internal("the handler process died while running this batch"), false);
+}
+
+StatusOr<FrameHeader> HandlerProcess::ReadReplyHeader(TimePoint deadline) {
+  FrameHeader header;
+  ReadWatch watch;
+  if (memory_limit_ > 0) watch = [this] { return CheckMemory(); };
+  Status st = ReadExactly(fd_, &header, sizeof header, deadline, watch);
+  if (!st.ok()) return FailReply(st);
+  return header;
+}
+
+StatusOr<Tensor> HandlerProcess::ReadAnswers(TimePoint deadline) {
+  ASSIGN_OR_RETURN(FrameHeader header, ReadReplyHeader(deadline));
+  Status st;
+  if (header.kind == FrameKind::kAnswers && header.rows > 0 &&
+      header.payload_bytes % header.rows == 0) {
+    const int64_t width = static_cast<int64_t>(header.payload_bytes / header.rows);
+    Tensor out = Tensor::AllocateUninitialized(DataType::kUint8, {header.rows, width});
+    st = ReadExactly(fd_, out.mutable_data(), out.byte_size(), deadline);
+    if (st.ok()) st = CheckMemory();
+    if (st.ok()) return out;
+  } else if (header.kind == FrameKind::kError && header.payload_bytes < (64u << 20)) {
+    std::string text(header.payload_bytes, '\0');
+    st = ReadExactly(fd_, text.data(), text.size(), deadline);
+    if (st.ok()) st = CheckMemory();
+    // The handler raised (the process lives on); a 4xx PredictionException
+    // says the request was bad.
+    if (st.ok())
+      return header.rows >= 400 && header.rows < 500 ? InvalidArgument(text) : Internal(text);
+  } else {
+    return Fail(Internal("malformed answer frame from the handler process"), true);
+  }
+  return FailReply(st);
+}
+
+StatusOr<std::vector<Tensor>> HandlerProcess::RunTensors(const std::vector<NamedTensor>& inputs,
+                                                         TimePoint deadline) {
+  if (pid_ <= 0) return Unavailable("worker process is not running");
+  std::string heads;
+  ASSIGN_OR_RETURN(std::vector<iovec> payload, TensorPayload(inputs, &heads));
+  uint64_t total = 0;
+  for (const iovec& piece : payload) total += piece.iov_len;
+  FrameHeader header{FrameKind::kTensors, static_cast<uint32_t>(inputs.size()), total};
+  if (!SendFrame(fd_, header, payload).ok()) {
+    return Fail(Internal("the worker process died before its batch was sent"), false);
+  }
+  ASSIGN_OR_RETURN(FrameHeader reply, ReadReplyHeader(deadline));
+  if (reply.kind == FrameKind::kTensors) {
+    auto outputs = ReadTensors(fd_, reply.rows, reply.payload_bytes, deadline, {});
+    if (!outputs.ok()) return FailReply(outputs.status());
+    Status st = CheckMemory();
+    if (!st.ok()) return FailReply(st);
+    return outputs;
+  }
+  if (reply.kind == FrameKind::kError && reply.payload_bytes < (64u << 20)) {
+    std::string text(reply.payload_bytes, '\0');
+    Status st = ReadExactly(fd_, text.data(), text.size(), deadline);
+    if (st.ok()) st = CheckMemory();
+    if (st.ok()) return Internal(text);  // forward() raised: the process lives on
+    return FailReply(st);
+  }
+  return Fail(Internal("malformed answer frame from the worker process"), true);
 }
 
 }  // namespace inferd::backend::python

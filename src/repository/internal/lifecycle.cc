@@ -24,7 +24,7 @@ Lifecycle::Lifecycle(Options options)
     : options_(std::move(options)),
       store_(options_.store_dir),
       load_context_{options_.clock, options_.backend, options_.scheduler,
-                    options_.hooks_factory, options_.placement},
+                    options_.hooks_factory, options_.placement, options_.memory_budget},
       ledger_(options_.memory_budget) {
   if (options_.metrics) metrics_ = std::make_unique<CacheMetrics>(*options_.metrics);
 }

@@ -31,6 +31,7 @@ StatusOr<ModelHandle> LoadVersion(const VersionLoadContext& context,
   backend::LoadOptions lo;
   lo.model_path = stored.model_path;
   lo.config = config;
+  lo.memory_budget = context.memory_budget;
   std::optional<scheduler::BatchCalibration> known_calibration;
   if (memory) {
     std::lock_guard<std::mutex> lock(memory->mu);

@@ -32,6 +32,7 @@ struct VersionLoadContext {
   scheduler::Scheduler* scheduler = nullptr;
   HooksFactory hooks_factory;
   Placement placement;
+  int64_t memory_budget = 0;  // --memory-budget (0 = none): LoadOptions::memory_budget
 };
 
 // The budget's estimate before a load: the measured footprint when there is

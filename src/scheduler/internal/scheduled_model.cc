@@ -51,6 +51,17 @@ BatchRunner::Metrics MakeRunnerMetrics(metrics::Registry* registry, const ModelS
       "padding run in batches of requests of different lengths (pad_value)", labels);
   m.real_tokens = registry->ShareCounter(
       "inferd_real_tokens_total", "the requests' own tokens, in models with a pad_value", labels);
+  if (spec.config.backend == config::BackendKind::kPython ||
+      spec.config.isolation == config::Isolation::kProcess) {
+    m.worker_resident_bytes = registry->ShareGauge(
+        "inferd_worker_resident_bytes",
+        "resident memory of the model's worker processes (handlers, isolation: process), read "
+        "after each batch",
+        labels);
+    if (spec.model) {
+      m.worker_resident_bytes->Set(static_cast<double>(spec.model->WorkerResidentBytes()));
+    }
+  }
   return m;
 }
 

@@ -1,7 +1,7 @@
 """A custom TorchServe handler as users write them: a BaseHandler subclass with
 its own preprocess/postprocess. JSON {"x": [4 floats]} in, {"y": [...], "argmax": i}
 out. Test hooks: {"die": true} ends the process, {"hang": true} never answers,
-{"raise": true} raises."""
+{"raise": true} raises, {"created": true} answers 201 with an X-Handler header."""
 import os
 import time
 
@@ -14,12 +14,16 @@ from ts.utils.util import PredictionException
 class CustomHandler(BaseHandler):
     def preprocess(self, data):
         rows = []
-        for row in data:
+        for idx, row in enumerate(data):
             body = row.get("data") or row.get("body")
             if isinstance(body, dict) and body.get("die"):
                 os._exit(3)
             if isinstance(body, dict) and body.get("hang"):
                 time.sleep(3600)
+            if isinstance(body, dict) and body.get("created"):
+                self.context.set_response_status(201, "Created", idx)
+                self.context.set_response_header(idx, "X-Handler", "custom %d" % idx)
+                self.context.set_response_header(idx, "Content-Length", "1")  # the server's own
             if isinstance(body, dict) and body.get("raise"):
                 raise ValueError("asked to raise")
             if not isinstance(body, dict) or len(body.get("x") or []) != 4:

@@ -84,6 +84,27 @@ TEST(MarManifest, SettingsOverridesWinOverTheArchiveAndDefaults) {
   EXPECT_NE(WriteServingConfig(m, over, "").find("max_batch_size: 2\n"), std::string::npos);
 }
 
+// inferd's own model-config.yaml key: workerMemoryLimit becomes the config's
+// worker_memory_limit in bytes; a size it cannot read refuses the archive.
+TEST(MarManifest, WorkerMemoryLimitFromModelConfigYaml) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / "memlimit";
+  fs::create_directories(dir / "MAR-INF");
+  std::ofstream(dir / "MAR-INF" / "MANIFEST.json")
+      << R"({"model": {"handler": "h.py", "configFile": "model-config.yaml"}})";
+  std::ofstream(dir / "model-config.yaml") << "batchSize: 2\nworkerMemoryLimit: 600M\n";
+  auto m = ReadMarManifest(dir.string());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(m->settings.worker_memory_limit.has_value());
+  EXPECT_EQ(*m->settings.worker_memory_limit, int64_t{600} << 20);
+  EXPECT_NE(WriteServingConfig(*m, {}, "").find("worker_memory_limit: 629145600\n"),
+            std::string::npos);
+  std::ofstream(dir / "model-config.yaml") << "workerMemoryLimit: plenty\n";
+  m = ReadMarManifest(dir.string());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("workerMemoryLimit: expected a size"), std::string::npos);
+}
+
 TEST(MarManifest, ManifestWithoutHandlerIsRefused) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(testing::TempDir()) / "nohandler";

@@ -196,6 +196,29 @@ postprocess: {kind: raw}
   EXPECT_FALSE(ParseChoice<Variants>("").has_value());
 }
 
+// isolation: process for torchscript and python models only; worker_memory_limit
+// a size (512M, 1.5G), 0/absent meaning "derived" (python_backend.cc).
+TEST(ModelConfigTest, IsolationAndWorkerMemoryLimit) {
+  const std::string in = "inputs: [{name: x, datatype: FP32, shape: [2]}]\n";
+  auto d = Parse(in);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->isolation, Isolation::kThread);
+  EXPECT_EQ(d->worker_memory_limit, 0);
+  auto c = Parse(in + "isolation: process\nworker_memory_limit: 1.5G\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->isolation, Isolation::kProcess);
+  EXPECT_EQ(c->worker_memory_limit, int64_t{3} << 29);
+  for (const char* bad :
+       {"worker_memory_limit: lots", "worker_memory_limit: 0", "worker_memory_limit: -5M",
+        "isolation: container", "backend: xgboost\nisolation: process"}) {
+    auto e = Parse(in + bad + "\n");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(e.status().message().find("m/config.yaml: "), std::string::npos)
+        << e.status().message();
+  }
+}
+
 TEST(ModelConfigTest, MissingFileIsNotFound) {
   auto c = LoadModelConfig("/nonexistent/config.yaml", "x");
   ASSERT_FALSE(c.ok());
