@@ -17,7 +17,6 @@ import argparse
 import http.client
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
+sys.path.insert(0, SOURCE)
+from tools.harness import InferdServer  # noqa: E402
 HANDLER = '''
 def handle(data, context):
     if data is None:
@@ -75,29 +76,12 @@ def main():
     for size in (16, 64 << 10, 1 << 20):
         print(f"handler called directly, {size} B body: {direct_us(b'x' * size, args.requests):.1f} us")
     print("end to end: HTTP, queue, Execute")
-    env = dict(os.environ, INFERD_MAR_CACHE=os.path.join(work, "cache"))
-    out = open(os.path.join(work, "stdout"), "w+")
-    server = subprocess.Popen([args.binary, "serve", "--model-store", store, "--http-port", "0",
-                               "--management-port", "0", "--metrics-port", "0", "--grpc-port", "0"],
-                              stdout=out, stderr=open(os.path.join(work, "stderr"), "w"), env=env)
+    server = InferdServer(store, binary=args.binary, out_dir=work, name="channel",
+                          env={"INFERD_MAR_CACHE": os.path.join(work, "cache")},
+                          ready_path="/v2/models/noop/ready").start()
     try:
-        ports = None
-        for _ in range(600):
-            out.seek(0)
-            m = re.search(r"http=(\d+) management=(\d+) metrics=(\d+)", out.read())
-            if m:
-                ports = [int(g) for g in m.groups()]
-                break
-            time.sleep(0.1)
-        http_port, _, metrics_port = ports
+        http_port, metrics_port = server.http, server.metrics
         conn = http.client.HTTPConnection("127.0.0.1", http_port, timeout=120)
-        for _ in range(600):
-            conn.request("GET", "/v2/models/noop/ready")
-            r = conn.getresponse()
-            r.read()
-            if r.status == 200:
-                break
-            time.sleep(0.1)
         print("body_bytes  client_median_us  server_execute_mean_us  handler_direct_us  channel_us")
         for size in (16, 64 << 10, 1 << 20):
             body = b"x" * size
@@ -123,8 +107,7 @@ def main():
             print(f"{size:10d}  {statistics.median(latencies):16.1f}  {execute:22.1f}  "
                   f"{handler:17.1f}  {execute - handler:10.1f}")
     finally:
-        server.terminate()
-        server.wait(30)
+        server.stop()
 
 
 if __name__ == "__main__":
