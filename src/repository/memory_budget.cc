@@ -142,6 +142,10 @@ StatusOr<int64_t> ParseByteSize(std::string_view text) {
   return static_cast<int64_t>(std::llround(bytes));
 }
 
+std::optional<MemoryLimit> ReadCgroupMemoryLimit(const MemoryPaths& paths) {
+  return CgroupLimit(paths);
+}
+
 StatusOr<MemoryLimit> ReadMemoryLimit(const MemoryPaths& paths) {
   const std::optional<int64_t> total = MemTotal(paths);
   std::optional<MemoryLimit> cgroup = CgroupLimit(paths);

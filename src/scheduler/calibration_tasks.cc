@@ -59,7 +59,9 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
   if (m->spec().known_calibration) {
     BatchCalibration known = *m->spec().known_calibration;
     known.seconds = 0;  // nothing measured at this load
+    const bool measured = known.activation.measured();
     Publish(*m, std::move(known), "measured at an earlier load of this file");
+    if (options_.measure_activation && !measured) Post(ActivationTask(m));
     return;
   }
   if (m->spec().defer_calibration && WouldCalibrate(m->config())) {
@@ -69,6 +71,8 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
     MutexLock lock(mu_);
     m->AssertLockedBy(mu_);
     m->set_calibration_deferred(true);
+    lock.Unlock();
+    if (options_.measure_activation) Post(ActivationTask(m));
     return;
   }
   BatchCalibration result;
@@ -83,7 +87,9 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
   } else {
     result = m->calibrator().Calibrate(options_.calibration);  // only explains why not
   }
+  const bool measured = result.activation.measured();
   Publish(*m, std::move(result), "");
+  if (options_.measure_activation && !measured) Post(ActivationTask(m));
   if (options_.calibrate && options_.time_unbatched && m->config().max_batch_size <= 1 &&
       m->config().dynamic_batching.calibrate) {
     Post(TimingTask(m));
@@ -119,6 +125,33 @@ std::shared_ptr<ExecutorTask> CalibrationTasks::TimingTask(std::shared_ptr<Sched
                  "given up after {} ms",
                  m->spec().name, ms,
                  std::chrono::duration_cast<std::chrono::milliseconds>(q.ExecutionLimit()).count());
+  };
+  task->cancel = [] {};
+  return task;
+}
+
+std::shared_ptr<ExecutorTask> CalibrationTasks::ActivationTask(std::shared_ptr<ScheduledModel> m) {
+  auto task = std::make_shared<ExecutorTask>();
+  task->executors = m->spec().executor_ids;
+  task->run = [this, m](int) {
+    ActivationMemory a;
+    try {
+      a = m->calibrator().MeasureOneForward();
+    } catch (...) {
+      return;
+    }
+    if (!a.measured()) return;
+    bool removed = false;
+    {
+      MutexLock lock(mu_);
+      m->AssertLockedBy(mu_);
+      m->SetActivation(a);
+      ModelQueue& q = m->queue();
+      q.AssertLockedBy(mu_);
+      removed = q.removed();
+    }
+    ReportActivation(removed ? nullptr : options_.metrics, m->spec().name,
+                     {{"model", m->config().name}, {"version", m->spec().version}}, a);
   };
   task->cancel = [] {};
   return task;

@@ -37,6 +37,9 @@ class CalibrationTasks {
     CalibrationOptions calibration;
     std::vector<ExecutorSpec> executors;
     metrics::Registry* metrics = nullptr;  // may be null
+    // Measure the activation memory of a model that is not calibrated (one
+    // forward in the background): Scheduler::Options::memory_probe is set.
+    bool measure_activation = false;
   };
   CalibrationTasks(Mutex* mu, CondVar* cv, Options options);
 
@@ -63,6 +66,9 @@ class CalibrationTasks {
   // Times one forward of a model that is not calibrated (max_batch_size 1)
   // for its execution limit (ModelQueue::SetTimedForward).
   std::shared_ptr<ExecutorTask> TimingTask(std::shared_ptr<ScheduledModel> m);
+  // Measures the activation memory of one forward of a model whose
+  // calibration did not (ScheduledModel::SetActivation).
+  std::shared_ptr<ExecutorTask> ActivationTask(std::shared_ptr<ScheduledModel> m);
   void Publish(ScheduledModel& m, BatchCalibration result, const std::string& origin);
 
   Mutex* const mu_;
