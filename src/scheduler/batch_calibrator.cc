@@ -179,13 +179,18 @@ ActivationMemory BatchCalibrator::Measure(int batch, int64_t length,
   return ok ? a : ActivationMemory{};
 }
 
-double BatchCalibrator::TimeOneForward(const CallTimer& timer, std::string* failure) const {
+double BatchCalibrator::TimeOneForward(const CallTimer& timer, std::string* failure,
+                                       ActivationMemory* activation) const {
   const std::vector<NamedTensor> inputs = ZeroInputs(options_.config, 1);
   if (inputs.empty()) {
     *failure = "an input has variable dims or is BYTES";
     return -1;
   }
-  const double first = TimeForward(*options_.model, options_.forward_mark, timer, inputs, failure);
+  double first = -1;
+  const ActivationMemory a = MeasureActivation(
+      activation ? options_.probe : MemoryProbe{}, 1, 0,
+      [&] { first = TimeForward(*options_.model, options_.forward_mark, timer, inputs, failure); });
+  if (activation && first >= 0) *activation = a;
   if (first < 0 || first > 1000) return first;
   return TimeForward(*options_.model, options_.forward_mark, timer, inputs, failure);
 }

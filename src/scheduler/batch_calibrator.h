@@ -62,8 +62,11 @@ class BatchCalibrator {
   // batch 1 on zero inputs, timed by `timer`, in ms, after one call that
   // warms it (skipped when that call alone took over a second). -1 when
   // the inputs cannot be made (variable dims, BYTES) or the model failed
-  // (`failure` says why). Its execution limit derives from it.
-  double TimeOneForward(const CallTimer& timer, std::string* failure) const;
+  // (`failure` says why). Its execution limit derives from it. With
+  // `activation`, the warming call's activation memory is measured into it
+  // (the timed call stays free of the measurement's page faults).
+  double TimeOneForward(const CallTimer& timer, std::string* failure,
+                        ActivationMemory* activation = nullptr) const;
   // For a model that is not calibrated: the activation memory of one
   // forward of batch 1 on zero inputs (a model of variable lengths: ones of
   // its longest length). Unmeasured when the probe is off, the inputs cannot

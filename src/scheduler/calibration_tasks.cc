@@ -61,7 +61,7 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
     known.seconds = 0;  // nothing measured at this load
     const bool measured = known.activation.measured();
     Publish(*m, std::move(known), "measured at an earlier load of this file");
-    if (options_.measure_activation && !measured) Post(ActivationTask(m));
+    if (options_.measure_uncalibrated && !measured) Post(ActivationTask(m));
     return;
   }
   if (m->spec().defer_calibration && WouldCalibrate(m->config())) {
@@ -72,7 +72,7 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
     m->AssertLockedBy(mu_);
     m->set_calibration_deferred(true);
     lock.Unlock();
-    if (options_.measure_activation) Post(ActivationTask(m));
+    if (options_.measure_uncalibrated) Post(ActivationTask(m));
     return;
   }
   BatchCalibration result;
@@ -89,10 +89,11 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
   }
   const bool measured = result.activation.measured();
   Publish(*m, std::move(result), "");
-  if (options_.measure_activation && !measured) Post(ActivationTask(m));
   if (options_.calibrate && options_.time_unbatched && m->config().max_batch_size <= 1 &&
       m->config().dynamic_batching.calibrate) {
-    Post(TimingTask(m));
+    Post(TimingTask(m));  // measures the activation memory too
+  } else if (options_.measure_uncalibrated && !measured) {
+    Post(ActivationTask(m));
   }
 }
 
@@ -106,11 +107,14 @@ std::shared_ptr<ExecutorTask> CalibrationTasks::TimingTask(std::shared_ptr<Sched
     const int threads = executors[static_cast<size_t>(executor)].num_threads;
     std::string failure;
     double ms = -1;
+    ActivationMemory activation;
     try {
-      ms = m->calibrator().TimeOneForward(ExecutorTimer(threads), &failure);
+      ms = m->calibrator().TimeOneForward(ExecutorTimer(threads), &failure,
+                                          options_.measure_activation ? &activation : nullptr);
     } catch (...) {
       failure = "it threw";
     }
+    if (activation.measured()) SetActivation(*m, activation);
     if (ms < 0) {
       spdlog::info("model '{}': max_batch_size 1, its forward not timed ({}): max_execution_ms "
                    "defaults to 60 s",
@@ -140,21 +144,24 @@ std::shared_ptr<ExecutorTask> CalibrationTasks::ActivationTask(std::shared_ptr<S
     } catch (...) {
       return;
     }
-    if (!a.measured()) return;
-    bool removed = false;
-    {
-      MutexLock lock(mu_);
-      m->AssertLockedBy(mu_);
-      m->SetActivation(a);
-      ModelQueue& q = m->queue();
-      q.AssertLockedBy(mu_);
-      removed = q.removed();
-    }
-    ReportActivation(removed ? nullptr : options_.metrics, m->spec().name,
-                     {{"model", m->config().name}, {"version", m->spec().version}}, a);
+    if (a.measured()) SetActivation(*m, a);
   };
   task->cancel = [] {};
   return task;
+}
+
+void CalibrationTasks::SetActivation(ScheduledModel& m, const ActivationMemory& a) {
+  bool removed = false;
+  {
+    MutexLock lock(mu_);
+    m.AssertLockedBy(mu_);
+    m.SetActivation(a);
+    ModelQueue& q = m.queue();
+    q.AssertLockedBy(mu_);
+    removed = q.removed();
+  }
+  ReportActivation(removed ? nullptr : options_.metrics, m.spec().name,
+                   {{"model", m.config().name}, {"version", m.spec().version}}, a);
 }
 
 void CalibrationTasks::MaybeStartDeferred(const std::shared_ptr<ScheduledModel>& m, int items) {

@@ -90,8 +90,9 @@ class Scheduler {
     int64_t memory_limit = 0;
     std::string memory_limit_source;
     // Reads the process's memory, to measure each model's activation memory
-    // (at calibration; one forward in the background for a model that is not
-    // calibrated) and for admission. Off when not set: nothing measured, and
+    // (at calibration, on a max_batch_size 1 model's timed forward, and, with
+    // a memory_limit, one forward in the background for a model neither
+    // measures) and for admission. Off when not set: nothing measured, and
     // admission has no figure to check.
     MemoryProbe memory_probe;
   };

@@ -41,7 +41,8 @@ class Scheduler::Impl {
         accounting_(options_.metrics, options_.clock, options_.max_queue_bytes),
         tasks_(&mu_, &cv_,
                {options_.calibrate, options_.time_unbatched, options_.calibration, options_.executors,
-                options_.metrics, options_.memory_probe.enabled()}),
+                options_.metrics, options_.memory_probe.enabled(),
+                options_.memory_probe.enabled() && options_.memory_limit > 0}),
         admission_(options_.memory_limit > 0
                        ? std::make_shared<MemoryAdmission>(MemoryAdmission::Options{
                              options_.memory_limit, options_.memory_limit_source,
