@@ -27,6 +27,7 @@
 #include "pipeline/model_hooks.h"
 #include "repository/memory_budget.h"
 #include "repository/model_repository.h"
+#include "scheduler/memory_admission.h"
 #include "scheduler/scheduler.h"
 #include "serving/request_metrics.h"
 #include "serving/services.h"
@@ -105,6 +106,34 @@ int WaitForSignal(const std::function<void()>& on_hangup) {
 std::string PrivateStateDir() {
   char dir[] = "/tmp/inferd-state-XXXXXX";
   return ::mkdtemp(dir) ? dir : "";
+}
+
+// Memory admission (scheduler/memory_admission.h): the limit is the smaller
+// of an explicit --memory-budget SIZE and the cgroup's memory limit. `auto`
+// is a share of the cgroup's limit for the models' own memory (the rest is
+// left for activations, among others), so under `auto` the cgroup's limit
+// alone bounds the process. The probe reads /proc and the allocator, and
+// measures each model's activation memory whether or not there is a limit.
+void SetMemoryAdmission(const std::string& budget_text, int64_t budget_bytes,
+                        scheduler::Scheduler::Options* so) {
+  so->memory_probe.resident = [] { return repository::ReadResidentBytes(); };
+  so->memory_probe.take_peak = [] { return repository::TakePeakResidentBytes(); };
+  so->memory_probe.release_free = [] { memory::ReleaseFreeMemory(); };
+  if (budget_bytes > 0 && budget_text != "auto") {
+    so->memory_limit = budget_bytes;
+    so->memory_limit_source = "--memory-budget " + repository::FormatBytes(budget_bytes);
+  }
+  if (auto cgroup = repository::ReadCgroupMemoryLimit();
+      cgroup && (so->memory_limit == 0 || cgroup->bytes < so->memory_limit)) {
+    so->memory_limit = cgroup->bytes;
+    so->memory_limit_source = cgroup->source;
+  }
+  if (so->memory_limit > 0) {
+    spdlog::info("memory admission: limit {} ({}), less a margin of {}; a batch that would pass "
+                 "it is cut, a request that cannot fit alone is refused",
+                 repository::FormatBytes(so->memory_limit), so->memory_limit_source,
+                 repository::FormatBytes(scheduler::AdmissionMargin(so->memory_limit)));
+  }
 }
 
 }  // namespace
@@ -203,7 +232,15 @@ int RunServe(const ServeOptions& options) {
     spdlog::error("{}", backend.status().message());
     return 1;
   }
+  std::string budget_note;
+  auto budget_bytes = repository::ResolveMemoryBudget(options.memory_budget, &budget_note);
+  if (!budget_bytes.ok()) {
+    spdlog::error("{}", budget_bytes.status().message());
+    return 1;
+  }
+  if (!budget_note.empty()) spdlog::info("{}", budget_note);
   scheduler::Scheduler::Options so;
+  SetMemoryAdmission(options.memory_budget, *budget_bytes, &so);
   for (const auto& e : plan->executors) so.executors.push_back({e.cores, e.num_threads});
   so.backend = backend->get();
   so.metrics = &registry;
@@ -217,13 +254,6 @@ int RunServe(const ServeOptions& options) {
   }
 
   const topology::CorePlan core_plan = *plan;
-  std::string budget_note;
-  auto budget_bytes = repository::ResolveMemoryBudget(options.memory_budget, &budget_note);
-  if (!budget_bytes.ok()) {
-    spdlog::error("{}", budget_bytes.status().message());
-    return 1;
-  }
-  if (!budget_note.empty()) spdlog::info("{}", budget_note);
   repository::ModelRepository::Options ro;
   ro.store_dir = options.model_store;
   if (options.models != "all") ro.models = SplitList(options.models);

@@ -167,7 +167,12 @@ void WriteModel(JsonWriter& w, const Row& row,
   w.BeginObject();
   w.Key("name").String(m.name);
   w.Key("state").String(repository::ModelStateName(m.state));
-  const std::string& reason = shown && !shown->error.empty() ? shown->error : m.error;
+  // A quarantined model's reason (the crashes it was running in, the forwards
+  // given up) is why it does not serve: shown before any load error.
+  const std::string& reason = m.state == repository::ModelState::kQuarantined && !m.reason.empty()
+                                  ? m.reason
+                              : shown && !shown->error.empty() ? shown->error
+                                                               : m.error;
   w.Key("reason").String(reason);
   w.Key("version");
   if (shown) {

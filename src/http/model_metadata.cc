@@ -75,6 +75,26 @@ void WriteSpecs(JsonWriter& w, const std::vector<serving::TensorMetadata>& specs
   w.EndArray();
 }
 
+// "memory": the activation memory one forward needs (memory admission), or
+// null until measured: {"activation_bytes_per_item", "activation_bytes_per_token"
+// (0 for a model of fixed dims), "measured_on": {"batch_size", "length", "peak_bytes"}}.
+void WriteActivation(JsonWriter& w, const scheduler::ActivationMemory& a) {
+  w.Key("memory");
+  if (!a.measured()) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("activation_bytes_per_item").Int(a.bytes_per_item);
+  w.Key("activation_bytes_per_token").Int(a.bytes_per_token);
+  w.Key("measured_on").BeginObject();
+  w.Key("batch_size").Int(a.batch);
+  w.Key("length").Int(a.length);
+  w.Key("peak_bytes").Int(a.peak_bytes);
+  w.EndObject();
+  w.EndObject();
+}
+
 // "batch_calibration": the scheduler's table for the version shown (one
 // accessor: repository::VersionStatus::calibration). {"calibrated", "max_batch_size"
 // (the largest batch the queue forms), "seconds", "note" or "reason", "sizes":
@@ -103,6 +123,7 @@ void WriteCalibration(JsonWriter& w, const std::optional<scheduler::BatchCalibra
   }
   w.EndArray();
   w.EndObject();
+  WriteActivation(w, c->activation);
 }
 
 }  // namespace

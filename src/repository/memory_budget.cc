@@ -103,6 +103,10 @@ std::optional<int64_t> MemTotal(const MemoryPaths& paths) {
 
 }  // namespace
 
+std::optional<MemoryLimit> ReadCgroupMemoryLimit(const MemoryPaths& paths) {
+  return CgroupLimit(paths);
+}
+
 StatusOr<MemoryLimit> ReadMemoryLimit(const MemoryPaths& paths) {
   const std::optional<int64_t> total = MemTotal(paths);
   std::optional<MemoryLimit> cgroup = CgroupLimit(paths);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,10 @@ struct MemoryLimit {
 // The memory this process may use, as described above. kUnavailable when not
 // even MemTotal can be read.
 StatusOr<MemoryLimit> ReadMemoryLimit(const MemoryPaths& paths = {});
+
+// The tightest cgroup memory limit on this process's path (v2 memory.max,
+// v1 memory.limit_in_bytes); nullopt when none limits it.
+std::optional<MemoryLimit> ReadCgroupMemoryLimit(const MemoryPaths& paths = {});
 
 // `--memory-budget` text -> bytes (0 = no budget: "" or "0" or "none").
 // `note` (may be null) receives a line for the log saying where `auto` came from.

@@ -128,7 +128,7 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
 }
 
 AssembledBatch BatchOfRows(const config::ModelConfig& config, const Tensor& rows,
-                           std::vector<int> items) {
+                           std::vector<int> items, int64_t first_row) {
   AssembledBatch batch;
   int64_t total = 0;
   for (int n : items) total += n;
@@ -138,7 +138,8 @@ AssembledBatch BatchOfRows(const config::ModelConfig& config, const Tensor& rows
   shape[0] = total;
   batch.inputs.push_back({config.inputs.front().name,
                           Tensor::Borrow(rows.dtype(), shape, std::make_shared<Tensor>(rows),
-                                         rows.data(), row * static_cast<size_t>(total))});
+                                         rows.data() + row * static_cast<size_t>(first_row),
+                                         row * static_cast<size_t>(total))});
   for (int n : items) {
     Shape own = shape;
     own[0] = n;

@@ -34,10 +34,11 @@ StatusOr<AssembledBatch> AssembleBatch(const config::ModelConfig& config,
 
 // A batch whose pre-processing wrote each request's items into consecutive
 // rows of `rows` (the single input of `config`, shape [capacity, dims...],
-// capacity >= the sum of `items`): its input is a view of the rows in use,
-// which keeps `rows` alive; nothing is copied.
+// capacity >= first_row + the sum of `items`): its input is a view of the
+// rows in use from `first_row` on (a batch that memory admission cut runs in
+// parts), which keeps `rows` alive; nothing is copied.
 AssembledBatch BatchOfRows(const config::ModelConfig& config, const Tensor& rows,
-                           std::vector<int> items);
+                           std::vector<int> items, int64_t first_row = 0);
 
 // Splits batched outputs into one output list per request.
 StatusOr<std::vector<std::vector<NamedTensor>>> SplitOutputs(

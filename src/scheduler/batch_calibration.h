@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/activation_memory.h"
 #include "scheduler/length_buckets.h"
 
 namespace inferd::scheduler {
@@ -70,6 +71,11 @@ struct BatchCalibration {
   bool by_length = false;
   std::vector<CostPoint> length_points;
   LengthCost length_cost;
+  // What one forward needs beyond the resident memory, per item (and per
+  // token): measured after the timed rounds on the largest shape measured,
+  // or, for a model not calibrated, on one forward of batch 1
+  // (activation_memory.h). Memory admission reads it.
+  ActivationMemory activation;
 
   // The chosen sizes, ascending (1 first).
   std::vector<int> chosen_sizes() const;

@@ -28,11 +28,13 @@ constexpr double kSlowForwardMs = 1000;
 
 // One forward's cost in ms by `timer`, or -1 with `failure` set when the
 // model failed or threw.
-double TimeForward(backend::Model& model, const CallTimer& timer,
-                   const std::vector<NamedTensor>& inputs, std::string* failure) {
+double TimeForward(backend::Model& model, const journal::ForwardMark& mark,
+                   const CallTimer& timer, const std::vector<NamedTensor>& inputs,
+                   std::string* failure) {
   Status status;
   const double ms = timer([&] {
     try {
+      journal::ForwardScope running(mark);  // the crash journal's mark
       status = model.Execute(inputs).status();
     } catch (...) {
       status = Internal(internal::DescribeException(std::current_exception()));
@@ -82,7 +84,7 @@ BatchCalibration BatchCalibrator::Calibrate(const CalibrationOptions& options) c
   // One call's cost in ms, or a negative value when the model failed.
   std::string failure;
   auto time_call = [&](const std::vector<NamedTensor>& inputs) {
-    return TimeForward(*options_.model, options.timer, inputs, &failure);
+    return TimeForward(*options_.model, options_.forward_mark, options.timer, inputs, &failure);
   };
 
   // Warm each size twice (the graph executor profiles a new shape, oneDNN
@@ -153,24 +155,54 @@ BatchCalibration BatchCalibrator::Calibrate(const CalibrationOptions& options) c
     }
   }
   ChooseBatchSizes(options.min_gain, max_batch_ms, &c);
+  if (!c.sizes.empty()) {
+    c.activation = Measure(c.sizes.back().batch, 0, inputs.back());
+  }
   c.calibrated = true;
   c.seconds = elapsed_s();
   c.note += std::to_string(rounds) + " timed rounds";
   return c;
 }
 
-double BatchCalibrator::TimeOneForward(const CallTimer& timer, std::string* failure) const {
+ActivationMemory BatchCalibrator::Measure(int batch, int64_t length,
+                                          const std::vector<NamedTensor>& inputs) const {
+  if (!options_.probe.enabled() || inputs.empty()) return {};
+  bool ok = true;
+  ActivationMemory a = MeasureActivation(options_.probe, batch, length, [&] {
+    try {
+      journal::ForwardScope running(options_.forward_mark);
+      ok = options_.model->Execute(inputs).ok();
+    } catch (...) {
+      ok = false;
+    }
+  });
+  return ok ? a : ActivationMemory{};
+}
+
+double BatchCalibrator::TimeOneForward(const CallTimer& timer, std::string* failure,
+                                       ActivationMemory* activation) const {
   const std::vector<NamedTensor> inputs = ZeroInputs(options_.config, 1);
   if (inputs.empty()) {
     *failure = "an input has variable dims or is BYTES";
     return -1;
   }
-  const double first = TimeForward(*options_.model, timer, inputs, failure);
+  double first = -1;
+  const ActivationMemory a = MeasureActivation(
+      activation ? options_.probe : MemoryProbe{}, 1, 0,
+      [&] { first = TimeForward(*options_.model, options_.forward_mark, timer, inputs, failure); });
+  if (activation && first >= 0) *activation = a;
   if (first < 0 || first > 1000) return first;
-  return TimeForward(*options_.model, timer, inputs, failure);
+  return TimeForward(*options_.model, options_.forward_mark, timer, inputs, failure);
 }
 
 namespace {
+
+// The longest length a model of variable lengths is measured at: its text
+// pre-processing's max_length, else 128.
+int64_t LongestLength(const config::ModelConfig& config) {
+  return config.preprocess.kind == config::PreprocessKind::kText ? config.preprocess.max_length
+                                                                 : 128;
+}
 
 // Inputs of `batch` items whose variable dims are `length`, every element 1
 // (a text model's real tokens: id 1, mask 1); empty for BYTES inputs.
@@ -218,11 +250,19 @@ std::vector<NamedTensor> OnesInputs(const config::ModelConfig& config, int batch
 
 }  // namespace
 
+ActivationMemory BatchCalibrator::MeasureOneForward() const {
+  if (!options_.probe.enabled()) return {};
+  if (length_input_ >= 0) {
+    const int64_t longest = LongestLength(options_.config);
+    return Measure(1, longest, OnesInputs(options_.config, 1, longest));
+  }
+  return Measure(1, 0, ZeroInputs(options_.config, 1));
+}
+
 BatchCalibration BatchCalibrator::CalibrateLengths(const CalibrationOptions& options) const {
   const config::ModelConfig& config = options_.config;
   BatchCalibration c;
-  const int64_t longest =
-      config.preprocess.kind == config::PreprocessKind::kText ? config.preprocess.max_length : 128;
+  const int64_t longest = LongestLength(config);
   std::vector<int64_t> lengths;
   for (int64_t l : {int64_t{16}, int64_t{64}, longest}) {
     l = std::min(l, longest);
@@ -237,7 +277,7 @@ BatchCalibration BatchCalibrator::CalibrateLengths(const CalibrationOptions& opt
   // fastest call of each shape.
   std::string failure;
   auto timed = [&](const std::vector<NamedTensor>& inputs) {
-    return TimeForward(*options_.model, options.timer, inputs, &failure);
+    return TimeForward(*options_.model, options_.forward_mark, options.timer, inputs, &failure);
   };
   for (int round = 0; round < 3 && (round == 0 || elapsed_s() < options.budget_s); ++round) {
     size_t k = 0;
@@ -262,6 +302,8 @@ BatchCalibration BatchCalibrator::CalibrateLengths(const CalibrationOptions& opt
     }
   }
   c.length_cost = FitLengthCost(c.length_points);
+  c.activation = Measure(batches.back(), lengths.back(),
+                         OnesInputs(config, batches.back(), lengths.back()));
   c.by_length = true;
   c.seconds = elapsed_s();
   c.note = "batches cut by length: " + c.length_cost.ToString() + ", fitted to " +

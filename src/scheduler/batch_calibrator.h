@@ -26,6 +26,8 @@
 #include "backend/backend.h"
 #include "common/clock.h"
 #include "config/model_config.h"
+#include "journal/forward_journal.h"
+#include "scheduler/activation_memory.h"
 #include "scheduler/batch_calibration.h"
 
 namespace inferd::scheduler {
@@ -37,6 +39,12 @@ class BatchCalibrator {
     config::ModelConfig config;
     std::shared_ptr<backend::Model> model;
     Clock* clock = Clock::Real();  // the budget's clock
+    // Reads the process's memory for the activation figure; off (not
+    // measured, no extra forward) when not set.
+    MemoryProbe probe;
+    // Marks each forward it runs in the crash journal, as the runner's are
+    // (a model that crashes while it is calibrated is named); empty: none.
+    journal::ForwardMark forward_mark;
   };
   explicit BatchCalibrator(Options options);
 
@@ -54,11 +62,22 @@ class BatchCalibrator {
   // batch 1 on zero inputs, timed by `timer`, in ms, after one call that
   // warms it (skipped when that call alone took over a second). -1 when
   // the inputs cannot be made (variable dims, BYTES) or the model failed
-  // (`failure` says why). Its execution limit derives from it.
-  double TimeOneForward(const CallTimer& timer, std::string* failure) const;
+  // (`failure` says why). Its execution limit derives from it. With
+  // `activation`, the warming call's activation memory is measured into it
+  // (the timed call stays free of the measurement's page faults).
+  double TimeOneForward(const CallTimer& timer, std::string* failure,
+                        ActivationMemory* activation = nullptr) const;
+  // For a model that is not calibrated: the activation memory of one
+  // forward of batch 1 on zero inputs (a model of variable lengths: ones of
+  // its longest length). Unmeasured when the probe is off, the inputs cannot
+  // be made (BYTES) or the model failed.
+  ActivationMemory MeasureOneForward() const;
 
  private:
   BatchCalibration CalibrateLengths(const CalibrationOptions& options) const;
+  // One forward of `inputs` (`batch` items of `length` tokens, 0: fixed
+  // dims) measured by the probe; unmeasured when it is off or the model fails.
+  ActivationMemory Measure(int batch, int64_t length, const std::vector<NamedTensor>& inputs) const;
   // Seconds by the clock since `start`.
   double SecondsSince(TimePoint start) const;
 

@@ -174,11 +174,11 @@ void BatchRunner::RunStages(std::vector<QueuedRequest>& requests, std::vector<Pe
   if (live.empty()) return;
   const Tensor* batch_rows = rows ? &rows->tensor() : nullptr;
   if (batch_rows || live.size() == 1 || length_input_ < 0) {
-    RunGroup(requests, pending, live, start, batch_rows, stage);
+    RunAdmitted(requests, pending, live, start, batch_rows, give_back, stage);
     return;
   }
   for (const std::vector<size_t>& group : KeepOrGiveBack(requests, pending, live, give_back)) {
-    RunGroup(requests, pending, group, start, nullptr, stage);
+    RunAdmitted(requests, pending, group, start, nullptr, give_back, stage);
   }
 }
 
@@ -217,10 +217,7 @@ std::vector<std::vector<size_t>> BatchRunner::Groups(const std::vector<QueuedReq
   lengths.reserve(live.size());
   items.reserve(live.size());
   for (size_t i : live) {
-    const Shape& s = requests[i].request.inputs[static_cast<size_t>(length_input_)].tensor.shape();
-    int64_t length = 1;
-    for (size_t d = 1; d < s.size(); ++d) length *= s[d];
-    lengths.push_back(length);
+    lengths.push_back(LengthOf(requests[i]));
     items.push_back(requests[i].items);
   }
   std::vector<std::vector<size_t>> groups =
@@ -241,9 +238,70 @@ LengthCost BatchRunner::length_cost() const {
   return length_cost_;
 }
 
+void BatchRunner::RunAdmitted(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
+                              const std::vector<size_t>& group, TimePoint start,
+                              const Tensor* rows, const GiveBack& give_back, const char** stage) {
+  MemoryAdmission* admission = options_.admission.get();
+  const ActivationMemory a = admission ? activation() : ActivationMemory{};
+  if (!a.measured()) {
+    RunGroup(requests, pending, group, start, rows, 0, stage);
+    return;
+  }
+  // Releases a batch's reservation however RunGroup ends.
+  struct Reservation {
+    MemoryAdmission* admission;
+    int64_t bytes;
+    ~Reservation() { admission->Release(bytes); }
+  };
+  const Metrics& metrics = options_.metrics;
+  std::vector<size_t> rest = group;
+  int64_t first_row = 0;
+  while (!rest.empty()) {
+    *stage = "memory admission";
+    const AdmissionDecision d = admission->Decide(PrefixNeeds(requests, rest, a));
+    if (d.refuse) {
+      const QueuedRequest& first = requests[rest.front()];
+      const int64_t tokens = length_input_ >= 0 && a.bytes_per_token > 0
+                                 ? first.items * LengthOf(first)
+                                 : 0;
+      Status refused = admission->Refusal("model '" + options_.name + "'", d, first.items, tokens);
+      spdlog::warn("{}", refused.message());
+      if (metrics.admission_refused) metrics.admission_refused->Increment();
+      Answer(requests[rest.front()], &pending[rest.front()].answered, std::move(refused));
+      first_row += first.items;
+      rest.erase(rest.begin());
+      continue;
+    }
+    std::vector<size_t> now(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(d.run));
+    std::vector<size_t> later(rest.begin() + static_cast<std::ptrdiff_t>(d.run), rest.end());
+    if (!later.empty()) {
+      if (metrics.admission_cut) metrics.admission_cut->Increment();
+      spdlog::debug("model '{}': memory admission runs {} of {} requests ({} bytes needed)",
+                    options_.name, now.size(), rest.size(), d.needed);
+      if (!rows && give_back) {
+        std::vector<QueuedRequest> back;
+        back.reserve(later.size());
+        for (size_t i : later) back.push_back(std::move(requests[i]));
+        if (give_back(back)) {
+          for (size_t i : later) pending[i].answered = true;
+          later.clear();
+        } else {
+          for (size_t k = 0; k < later.size(); ++k) requests[later[k]] = std::move(back[k]);
+        }
+      }
+    }
+    {
+      Reservation reserved{admission, d.needed};
+      RunGroup(requests, pending, now, start, rows, first_row, stage);
+    }
+    for (size_t i : now) first_row += requests[i].items;
+    rest = std::move(later);
+  }
+}
+
 void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
                            const std::vector<size_t>& live, TimePoint start, const Tensor* rows,
-                           const char** stage) {
+                           int64_t first_row, const char** stage) {
   const std::string model = "model '" + options_.name + "'";
   Clock& clock = *options_.clock;
   auto answer = [&](size_t i, StatusOr<InferenceResponse> result) {
@@ -255,7 +313,7 @@ void BatchRunner::RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pen
     std::vector<int> live_items;
     live_items.reserve(live.size());
     for (size_t i : live) live_items.push_back(requests[i].items);
-    assembled = BatchOfRows(options_.config, *rows, std::move(live_items));
+    assembled = BatchOfRows(options_.config, *rows, std::move(live_items), first_row);
   } else {
     std::vector<const std::vector<NamedTensor>*> inputs;
     inputs.reserve(live.size());

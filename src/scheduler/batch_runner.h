@@ -38,6 +38,17 @@
 // The tokens computed (padding) and the real ones are counted in the token
 // counters (Metrics) when they are set.
 //
+// Memory admission (memory_admission.h), with Options::admission (a memory
+// limit is set) and once the model's activation memory is measured
+// (set_activation): before each group runs, its need (bytes per item x
+// items, or per token x items x padded length) is checked against the limit
+// in queue order: the longest prefix that fits runs, the rest goes back to
+// the queue through GiveBack (or, without one, or for a batch pre-processed
+// into rows, runs here next, admitted in turn); a request that cannot fit
+// even alone on an otherwise idle process is answered kPayloadTooLarge with
+// the figures (MemoryAdmission::Refusal). Counted in Metrics::admission_cut
+// and admission_refused. Without admission, one null check per batch.
+//
 // Thread-safety: Run may be called from several executor threads at once
 // (the model's Execute allows it); the pool and the length cost (its own
 // mutex) are the runner's mutable state, both thread-safe.
@@ -56,7 +67,9 @@
 #include "common/thread_annotations.h"
 #include "metrics/registry.h"
 #include "scheduler/batch.h"
+#include "scheduler/activation_memory.h"
 #include "scheduler/length_buckets.h"
+#include "scheduler/memory_admission.h"
 #include "scheduler/model_spec.h"
 
 namespace inferd::scheduler {
@@ -77,6 +90,9 @@ class BatchRunner {
     // Models run in worker processes: their resident memory, read after
     // each forward (backend::Model::WorkerResidentBytes).
     std::shared_ptr<metrics::Gauge> worker_resident_bytes;
+    // Memory admission: batches cut smaller, requests refused.
+    std::shared_ptr<metrics::Counter> admission_cut;
+    std::shared_ptr<metrics::Counter> admission_refused;
   };
   struct Options {
     std::string name;  // "model:version", in messages
@@ -89,6 +105,8 @@ class BatchRunner {
     // with a backend::Model::QuarantineReason (a handler that keeps dying).
     std::function<void(const std::string& reason)> quarantine;
     journal::ForwardMark forward_mark;  // around each forward (crash journal)
+    // The process's memory limit, shared by every model; null: none.
+    std::shared_ptr<MemoryAdmission> admission;
   };
   explicit BatchRunner(Options options);
 
@@ -115,6 +133,10 @@ class BatchRunner {
   // The cost model that cuts batches by length (from the calibration).
   void set_length_cost(const LengthCost& cost) EXCLUDES(cost_mu_);
   LengthCost length_cost() const EXCLUDES(cost_mu_);
+  // What a forward needs per item (and per token), from the calibration or
+  // one measured forward; admission waits for it (unmeasured: not checked).
+  void set_activation(const ActivationMemory& activation) EXCLUDES(cost_mu_);
+  ActivationMemory activation() const EXCLUDES(cost_mu_);
   // Whether batches are cut by length: the input that gives the length (a
   // variable dim and a pad_value), or -1.
   int length_input() const { return length_input_; }
@@ -135,10 +157,22 @@ class BatchRunner {
                                                   std::vector<Pending>& pending,
                                                   const std::vector<size_t>& live,
                                                   const GiveBack& give_back) const;
-  // Assembly, forward, split and post-processing of the requests `group`.
+  // Memory admission of `group` (see the top), then RunGroup on what fits.
+  // `rows`: the batch pre-processed into rows, `group` being all of them.
+  void RunAdmitted(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
+                   const std::vector<size_t>& group, TimePoint start, const Tensor* rows,
+                   const GiveBack& give_back, const char** stage);
+  // Bytes the first k+1 requests of `group` need together, for each k.
+  std::vector<int64_t> PrefixNeeds(const std::vector<QueuedRequest>& requests,
+                                   const std::vector<size_t>& group,
+                                   const ActivationMemory& activation) const;
+  // Tokens per item of a request in the length input (1 when not by length).
+  int64_t LengthOf(const QueuedRequest& request) const;
+  // Assembly, forward, split and post-processing of the requests `group`;
+  // with `rows`, their items are the rows from `first_row` on.
   void RunGroup(std::vector<QueuedRequest>& requests, std::vector<Pending>& pending,
                 const std::vector<size_t>& group, TimePoint start, const Tensor* rows,
-                const char** stage);
+                int64_t first_row, const char** stage);
   // `live` cut by length (one group when the model's batches are not).
   std::vector<std::vector<size_t>> Groups(const std::vector<QueuedRequest>& requests,
                                           const std::vector<size_t>& live) const;
@@ -151,6 +185,7 @@ class BatchRunner {
   const int length_input_;
   mutable Mutex cost_mu_;
   LengthCost length_cost_ GUARDED_BY(cost_mu_) = DefaultLengthCost();
+  ActivationMemory activation_ GUARDED_BY(cost_mu_);
 };
 
 }  // namespace inferd::scheduler

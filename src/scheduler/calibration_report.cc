@@ -16,6 +16,9 @@ void LogCalibration(const std::string& model, const BatchCalibration& result,
   for (const std::string& line : FormatCalibration(result)) {
     spdlog::info("model '{}':   {}", model, line);
   }
+  if (result.activation.measured()) {
+    spdlog::info("model '{}': activation memory {}", model, result.activation.ToString());
+  }
 }
 
 void ExportCalibration(metrics::Registry& registry, const metrics::Labels& model,
@@ -32,6 +35,29 @@ void ExportCalibration(metrics::Registry& registry, const metrics::Labels& model
         .GetGauge("inferd_batch_calibration_seconds",
                   "measured time of one batch of this size at load", labels)
         .Set(size.latency_ms / 1e3);
+  }
+  ReportActivation(&registry, "", model, result.activation);
+}
+
+void ReportActivation(metrics::Registry* registry, const std::string& name,
+                      const metrics::Labels& model, const ActivationMemory& activation) {
+  if (!activation.measured()) return;
+  if (!name.empty()) {
+    spdlog::info("model '{}': activation memory {}", name, activation.ToString());
+  }
+  if (!registry) return;
+  registry
+      ->GetGauge("inferd_activation_bytes_per_item",
+                 "activation memory of one item: the peak resident memory one forward added, "
+                 "per item (memory admission)",
+                 model)
+      .Set(static_cast<double>(activation.bytes_per_item));
+  if (activation.bytes_per_token > 0) {
+    registry
+        ->GetGauge("inferd_activation_bytes_per_token",
+                   "activation memory per padded token, at the longest length measured",
+                   model)
+        .Set(static_cast<double>(activation.bytes_per_token));
   }
 }
 

@@ -24,4 +24,9 @@ void LogCalibration(const std::string& model, const BatchCalibration& result,
 void ExportCalibration(metrics::Registry& registry, const metrics::Labels& model,
                        int max_batch_size, const BatchCalibration& result);
 
+// Logs and sets the model version's activation memory gauges
+// (inferd_activation_bytes_per_item, _per_token); nothing when unmeasured.
+void ReportActivation(metrics::Registry* registry, const std::string& name,
+                      const metrics::Labels& model, const ActivationMemory& activation);
+
 }  // namespace inferd::scheduler

@@ -59,7 +59,9 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
   if (m->spec().known_calibration) {
     BatchCalibration known = *m->spec().known_calibration;
     known.seconds = 0;  // nothing measured at this load
+    const bool measured = known.activation.measured();
     Publish(*m, std::move(known), "measured at an earlier load of this file");
+    if (options_.measure_uncalibrated && !measured) Post(ActivationTask(m));
     return;
   }
   if (m->spec().defer_calibration && WouldCalibrate(m->config())) {
@@ -69,6 +71,8 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
     MutexLock lock(mu_);
     m->AssertLockedBy(mu_);
     m->set_calibration_deferred(true);
+    lock.Unlock();
+    if (options_.measure_uncalibrated) Post(ActivationTask(m));
     return;
   }
   BatchCalibration result;
@@ -83,10 +87,13 @@ void CalibrationTasks::CalibrateAtAdd(const std::shared_ptr<ScheduledModel>& m) 
   } else {
     result = m->calibrator().Calibrate(options_.calibration);  // only explains why not
   }
+  const bool measured = result.activation.measured();
   Publish(*m, std::move(result), "");
   if (options_.calibrate && options_.time_unbatched && m->config().max_batch_size <= 1 &&
       m->config().dynamic_batching.calibrate) {
-    Post(TimingTask(m));
+    Post(TimingTask(m));  // measures the activation memory too
+  } else if (options_.measure_uncalibrated && !measured) {
+    Post(ActivationTask(m));
   }
 }
 
@@ -100,11 +107,14 @@ std::shared_ptr<ExecutorTask> CalibrationTasks::TimingTask(std::shared_ptr<Sched
     const int threads = executors[static_cast<size_t>(executor)].num_threads;
     std::string failure;
     double ms = -1;
+    ActivationMemory activation;
     try {
-      ms = m->calibrator().TimeOneForward(ExecutorTimer(threads), &failure);
+      ms = m->calibrator().TimeOneForward(ExecutorTimer(threads), &failure,
+                                          options_.measure_activation ? &activation : nullptr);
     } catch (...) {
       failure = "it threw";
     }
+    if (activation.measured()) SetActivation(*m, activation);
     if (ms < 0) {
       spdlog::info("model '{}': max_batch_size 1, its forward not timed ({}): max_execution_ms "
                    "defaults to 60 s",
@@ -122,6 +132,36 @@ std::shared_ptr<ExecutorTask> CalibrationTasks::TimingTask(std::shared_ptr<Sched
   };
   task->cancel = [] {};
   return task;
+}
+
+std::shared_ptr<ExecutorTask> CalibrationTasks::ActivationTask(std::shared_ptr<ScheduledModel> m) {
+  auto task = std::make_shared<ExecutorTask>();
+  task->executors = m->spec().executor_ids;
+  task->run = [this, m](int) {
+    ActivationMemory a;
+    try {
+      a = m->calibrator().MeasureOneForward();
+    } catch (...) {
+      return;
+    }
+    if (a.measured()) SetActivation(*m, a);
+  };
+  task->cancel = [] {};
+  return task;
+}
+
+void CalibrationTasks::SetActivation(ScheduledModel& m, const ActivationMemory& a) {
+  bool removed = false;
+  {
+    MutexLock lock(mu_);
+    m.AssertLockedBy(mu_);
+    m.SetActivation(a);
+    ModelQueue& q = m.queue();
+    q.AssertLockedBy(mu_);
+    removed = q.removed();
+  }
+  ReportActivation(removed ? nullptr : options_.metrics, m.spec().name,
+                   {{"model", m.config().name}, {"version", m.spec().version}}, a);
 }
 
 void CalibrationTasks::MaybeStartDeferred(const std::shared_ptr<ScheduledModel>& m, int items) {

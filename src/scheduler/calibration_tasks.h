@@ -37,6 +37,15 @@ class CalibrationTasks {
     CalibrationOptions calibration;
     std::vector<ExecutorSpec> executors;
     metrics::Registry* metrics = nullptr;  // may be null
+    // Measure activation memory (Scheduler::Options::memory_probe is set):
+    // at calibration, and on the warming call of a max_batch_size 1 model's
+    // timing.
+    bool measure_activation = false;
+    // And, for a model neither measures (`calibrate: false`, deferred, not
+    // timed), with one forward of its own in the background: only when a
+    // memory limit makes the figure needed, since that forward may take
+    // seconds of an executor (a deliberately slow candidate model).
+    bool measure_uncalibrated = false;
   };
   CalibrationTasks(Mutex* mu, CondVar* cv, Options options);
 
@@ -63,6 +72,12 @@ class CalibrationTasks {
   // Times one forward of a model that is not calibrated (max_batch_size 1)
   // for its execution limit (ModelQueue::SetTimedForward).
   std::shared_ptr<ExecutorTask> TimingTask(std::shared_ptr<ScheduledModel> m);
+  // Measures the activation memory of one forward of a model whose
+  // calibration did not (ScheduledModel::SetActivation).
+  std::shared_ptr<ExecutorTask> ActivationTask(std::shared_ptr<ScheduledModel> m);
+  // Hands a figure measured apart from a calibration to the model, logs and
+  // exports it (not for a model removed meanwhile).
+  void SetActivation(ScheduledModel& m, const ActivationMemory& a) EXCLUDES(mu_);
   void Publish(ScheduledModel& m, BatchCalibration result, const std::string& origin);
 
   Mutex* const mu_;

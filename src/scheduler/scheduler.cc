@@ -99,7 +99,7 @@ void Scheduler::Impl::Stop() {
 std::shared_ptr<ScheduledModel> Scheduler::Impl::AddModel(ModelSpec spec) {
   const int executors = static_cast<int>(options_.executors.size());
   auto m = std::make_shared<ScheduledModel>(std::move(spec), &mu_, options_.clock, options_.metrics,
-                                            executors);
+                                            executors, options_.memory_probe, admission_);
   tasks_.CalibrateAtAdd(m);
   MutexLock lock(&mu_);
   models_.push_back(m);

@@ -33,6 +33,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "metrics/registry.h"
+#include "scheduler/activation_memory.h"
 #include "scheduler/batch_calibration.h"
 #include "scheduler/inference_request.h"
 #include "scheduler/model_spec.h"
@@ -82,6 +83,18 @@ class Scheduler {
     // a measurement (ModelQueue::SetTimedForward). Off by default: tests
     // that count a fake model's calls keep their counts; the server sets it.
     bool time_unbatched = false;
+    // Memory admission (memory_admission.h): the process's memory limit in
+    // bytes, before the margin (the server's: the smaller of --memory-budget
+    // and the cgroup's limit), and where it came from, for messages. 0 = none:
+    // batches are not checked (one null test each).
+    int64_t memory_limit = 0;
+    std::string memory_limit_source;
+    // Reads the process's memory, to measure each model's activation memory
+    // (at calibration, on a max_batch_size 1 model's timed forward, and, with
+    // a memory_limit, one forward in the background for a model neither
+    // measures) and for admission. Off when not set: nothing measured, and
+    // admission has no figure to check.
+    MemoryProbe memory_probe;
   };
 
   static StatusOr<std::unique_ptr<Scheduler>> Create(const Options& options);

@@ -62,6 +62,17 @@ BatchRunner::Metrics MakeRunnerMetrics(metrics::Registry* registry, const ModelS
       m.worker_resident_bytes->Set(static_cast<double>(spec.model->WorkerResidentBytes()));
     }
   }
+  auto admission = [&](const std::string& outcome) {
+    metrics::Labels with_outcome = labels;
+    with_outcome["outcome"] = outcome;
+    return registry->ShareCounter(
+        "inferd_memory_admission_total",
+        "batches cut smaller (cut) and requests refused (refused) because their activations "
+        "would not fit under the memory limit",
+        with_outcome);
+  };
+  m.admission_cut = admission("cut");
+  m.admission_refused = admission("refused");
   return m;
 }
 
@@ -73,7 +84,8 @@ QueueSpec QueueSpecFor(const ModelSpec& spec) {
 }
 
 BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock,
-                                   metrics::Registry* registry) {
+                                   metrics::Registry* registry,
+                                   std::shared_ptr<MemoryAdmission> admission) {
   BatchRunner::Options o;
   o.name = spec.name;
   o.config = spec.config;
@@ -83,6 +95,7 @@ BatchRunner::Options RunnerOptions(const ModelSpec& spec, Clock* clock,
   o.clock = clock;
   o.metrics = MakeRunnerMetrics(registry, spec);
   o.forward_mark = spec.forward_mark;
+  o.admission = std::move(admission);
   return o;
 }
 
@@ -102,23 +115,33 @@ std::optional<ModelQueue::MeasuredSizes> MeasuredSizesOf(const BatchCalibration&
 }  // namespace
 
 ScheduledModel::ScheduledModel(ModelSpec spec, Mutex* mu, Clock* clock, metrics::Registry* registry,
-                               int executors)
+                               int executors, MemoryProbe probe,
+                               std::shared_ptr<MemoryAdmission> admission)
     : mu_(mu),
       spec_(std::move(spec)),
       metrics_(MakeMetrics(registry, spec_)),
       queue_(QueueSpecFor(spec_), mu),
-      runner_(RunnerOptions(spec_, clock, registry)),
-      calibrator_({spec_.name, spec_.config, spec_.model, clock}) {
+      runner_(RunnerOptions(spec_, clock, registry, std::move(admission))),
+      calibrator_({spec_.name, spec_.config, spec_.model, clock, std::move(probe),
+                   spec_.forward_mark}) {
   queue_.set_executors(executors);
 }
 
 void ScheduledModel::AssertLockedBy([[maybe_unused]] Mutex* held) const { assert(held == mu_); }
 
 void ScheduledModel::SetCalibration(BatchCalibration calibration) {
+  if (!calibration.activation.measured()) calibration.activation = calibration_.activation;
   calibration_ = std::move(calibration);
   if (calibration_.by_length) runner_.set_length_cost(calibration_.length_cost);
+  if (calibration_.activation.measured()) runner_.set_activation(calibration_.activation);
   queue_.AssertLockedBy(mu_);
   queue_.SetMeasuredSizes(MeasuredSizesOf(calibration_));
+}
+
+void ScheduledModel::SetActivation(const ActivationMemory& activation) {
+  if (!activation.measured()) return;
+  calibration_.activation = activation;
+  runner_.set_activation(activation);
 }
 
 void ScheduledModel::PublishDepth() const {

@@ -30,6 +30,7 @@
 #include "scheduler/batch_calibration.h"
 #include "scheduler/batch_calibrator.h"
 #include "scheduler/batch_runner.h"
+#include "scheduler/memory_admission.h"
 #include "scheduler/model_queue.h"
 #include "scheduler/model_spec.h"
 
@@ -60,8 +61,11 @@ class ScheduledModel {
   // `mu`: the scheduler's mutex (outlives this). `clock` times the runner's
   // stages and the calibrator's budget. `registry` may be null (no series).
   // `executors`: how many the scheduler has (ModelQueue::set_executors).
+  // `probe` measures the model's activation memory (off: not measured);
+  // `admission` is the process's memory limit (null: none).
   ScheduledModel(ModelSpec spec, Mutex* mu, Clock* clock, metrics::Registry* registry,
-                 int executors);
+                 int executors, MemoryProbe probe = {},
+                 std::shared_ptr<MemoryAdmission> admission = nullptr);
 
   // As ModelQueue::AssertLockedBy: holding `held` is holding mu_.
   void AssertLockedBy(Mutex* held) const REQUIRES(held) ASSERT_CAPABILITY(mu_);
@@ -78,7 +82,12 @@ class ScheduledModel {
   // The calibration in use (batch_calibration.h): kept whole for
   // Scheduler::GetCalibration; a calibrated one sets the queue's sizes (an
   // uncalibrated one leaves the spec's), one by length the runner's cost.
+  // A calibration without an activation figure keeps the one measured before.
   void SetCalibration(BatchCalibration calibration) REQUIRES(mu_);
+  // The activation memory of one forward measured apart from a calibration
+  // (a model that is not calibrated): kept in the calibration shown, and
+  // handed to the runner (memory admission).
+  void SetActivation(const ActivationMemory& activation) REQUIRES(mu_);
   const BatchCalibration& calibration() const REQUIRES(mu_) { return calibration_; }
   // Calibration waits for queued traffic (ModelSpec::defer_calibration).
   void set_calibration_deferred(bool deferred) REQUIRES(mu_) { calibration_deferred_ = deferred; }

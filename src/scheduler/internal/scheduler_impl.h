@@ -26,6 +26,7 @@
 #include "scheduler/batch_runner.h"
 #include "scheduler/calibration_tasks.h"
 #include "scheduler/lone_request_width.h"
+#include "scheduler/memory_admission.h"
 #include "scheduler/internal/scheduled_model.h"
 #include "scheduler/running_batches.h"
 #include "scheduler/scheduler.h"
@@ -40,7 +41,13 @@ class Scheduler::Impl {
         accounting_(options_.metrics, options_.clock, options_.max_queue_bytes),
         tasks_(&mu_, &cv_,
                {options_.calibrate, options_.time_unbatched, options_.calibration, options_.executors,
-                options_.metrics}) {}
+                options_.metrics, options_.memory_probe.enabled(),
+                options_.memory_probe.enabled() && options_.memory_limit > 0}),
+        admission_(options_.memory_limit > 0
+                       ? std::make_shared<MemoryAdmission>(MemoryAdmission::Options{
+                             options_.memory_limit, options_.memory_limit_source,
+                             options_.memory_probe})
+                       : nullptr) {}
   ~Impl() { Stop(); }
 
   void Start();
@@ -155,6 +162,8 @@ class Scheduler::Impl {
   std::vector<std::shared_ptr<ScheduledModel>> models_ GUARDED_BY(mu_);
   SchedulerAccounting accounting_ GUARDED_BY(mu_);  // held bytes, outstanding requests
   CalibrationTasks tasks_;                          // its own annotations (mu_)
+  // The process's memory limit, shared by every model's runner; null: none.
+  const std::shared_ptr<MemoryAdmission> admission_;
   RunningBatches running_ GUARDED_BY(mu_);
   TimePoint watch_wake_ GUARDED_BY(mu_) = TimePoint::min();  // when the watchdog wakes next
   double virtual_now_ GUARDED_BY(mu_) = 0;                   // fair_share.h's V

@@ -112,6 +112,23 @@ TEST(DashboardState, ListsModelsWithStateFiguresAndTheNode) {
   EXPECT_EQ(b["series"]["rps"].get_array().size(), 1u);
 }
 
+TEST(DashboardState, AQuarantinedModelShowsWhy) {
+  Fixture f;
+  ModelStatus q = Model("spinner", ModelState::kQuarantined);
+  q.reason = "running in 2 crashes of the serving process, two within 10 minutes: ...";
+  q.versions[0].reason = q.reason;
+  std::vector<ModelStatus> models = {q};
+  f.sampler->SampleNow();
+  auto query = ParseDashboardQuery({});
+  ASSERT_TRUE(query.ok());
+  const std::string text = WriteDashboardState(models, *f.sampler, *query);
+  simdjson::dom::parser parser;
+  auto root = Parse(parser, text);
+  auto m = root["models"].at(0);
+  EXPECT_EQ(std::string_view(m["state"]), "QUARANTINED");
+  EXPECT_EQ(std::string_view(m["reason"]), q.reason);
+}
+
 TEST(DashboardState, PagesFiltersAndSorts) {
   Fixture f;
   std::vector<ModelStatus> models;

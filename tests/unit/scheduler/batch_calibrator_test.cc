@@ -29,7 +29,7 @@ class CalibrateTest : public ::testing::Test {
                        CalibrationOptions options = {}) {
     auto model = std::make_shared<backend::FakeModel>(config);
     model_ = model;
-    BatchCalibrator calibrator({"m:1", config, model, &clock_});
+    BatchCalibrator calibrator({"m:1", config, model, &clock_, {}, {}});
     options.timer = [this, model, cost_ms](const std::function<void()>& call) {
       call();
       const int batch = static_cast<int>(model->batch_sizes().back());
@@ -113,7 +113,8 @@ TEST_F(CalibrateTest, AModelThatFailsIsNotCalibrated) {
   model->FailWith(Internal("zeros are not an image"));
   CalibrationOptions options;
   options.timer = WallTimer();
-  BatchCalibration c = BatchCalibrator({"m:1", config, model, &clock_}).Calibrate(options);
+  BatchCalibration c =
+      BatchCalibrator({"m:1", config, model, &clock_, {}, {}}).Calibrate(options);
   EXPECT_FALSE(c.calibrated);
   EXPECT_NE(c.note.find("zeros are not an image"), std::string::npos) << c.note;
 }
@@ -200,7 +201,8 @@ TEST(CalibrateLengthsTest, FitsALengthCostOnAGridOfShapes) {
   auto model = std::make_shared<backend::FakeModel>(c);
   CalibrationOptions options;
   options.timer = TokenTimer(model);
-  const BatchCalibration cal = BatchCalibrator({"m:1", c, model, &clock}).Calibrate(options);
+  const BatchCalibration cal =
+      BatchCalibrator({"m:1", c, model, &clock, {}, {}}).Calibrate(options);
   EXPECT_TRUE(cal.by_length);
   EXPECT_FALSE(cal.calibrated);
   EXPECT_EQ(cal.length_points.size(), 6u);  // batch 1 and 4 at 16, 64 and 128 tokens
@@ -218,7 +220,8 @@ TEST(CalibrateLengthsTest, RoundsAfterTheFirstRunOnlyWithinTheBudget) {
   auto model = std::make_shared<backend::FakeModel>(c);
   CalibrationOptions options;
   options.timer = TokenTimer(model, &clock, 200);
-  const BatchCalibration cal = BatchCalibrator({"m:1", c, model, &clock}).Calibrate(options);
+  const BatchCalibration cal =
+      BatchCalibrator({"m:1", c, model, &clock, {}, {}}).Calibrate(options);
   EXPECT_TRUE(cal.by_length);
   EXPECT_EQ(model->calls().size(), 12u);
   EXPECT_NEAR(cal.seconds, 2.4, 1e-9);

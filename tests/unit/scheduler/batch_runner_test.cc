@@ -160,7 +160,8 @@ TEST_F(BatchRunnerTest, APreprocessHookThatThrowsFailsOnlyItsRequest) {
 
 TEST_F(BatchRunnerTest, RecordsTheItemsOfEachForwardAndNothingElse) {
   auto sizes = std::make_shared<metrics::Histogram>(metrics::BatchSizeBuckets());
-  BatchRunner runner = MakeRunner(ParsingHooks(), nullptr, {sizes, nullptr, nullptr, nullptr});
+  BatchRunner runner =
+      MakeRunner(ParsingHooks(), nullptr, {sizes, nullptr, nullptr, nullptr, nullptr, nullptr});
   AddRaw("1");
   AddRaw("bad");
   AddRaw("5");
