@@ -3,18 +3,18 @@
 # ROUNDS rounds, each on A then on B. A round, on a fresh server (stuck threads from the round
 # before would count against the node's bound): four requests to `spinner` (the test store's
 # `slow` model with max_batch_size 1, asked for 10^7 iterations: a forward of about an hour;
-# deadline 2 s), and at the same moment `inferd bench` sends `small` (identity_fp32) at c=4 for
-# DURATION seconds, no warm-up: its p50/p99 and failures "from the first second". Then the
+# deadline 2 s), sent a second after `inferd bench` began sending `small` (identity_fp32) at c=4 for
+# DURATION seconds, no warm-up: its p50/p99/max and failures while they hang. Then the
 # server's inferd_executors_overdue_total / _unwaited_total / _abandoned_total.
 # Every server and load step goes through tools/harness.
 #
 #   tools/bench_hung.sh A_BINARY B_BINARY
-#   env: ROUNDS=3 DURATION=4 OUT=bench-out/hung-<time>
+#   env: ROUNDS=3 DURATION=5 OUT=bench-out/hung-<time>
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 A=$(realpath "${1:?A binary}"); B=$(realpath "${2:?B binary}")
-ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-4}
+ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-5}
 OUT=$(realpath -m "${OUT:-bench-out/hung-$(date +%Y%m%d-%H%M%S)}")
 mkdir -p "$OUT/test-store" "$OUT/store"
 harness() { /usr/bin/python3 -m tools.harness "$@"; }
@@ -45,14 +45,22 @@ for r in $(seq "$ROUNDS"); do
       grep -q "one forward timed\|its forward not timed" "$OUT/$v.log" 2>/dev/null && break
       sleep 0.2
     done
-    codes=""
+    # The small model's load first (the bench takes a moment to start), then, a second
+    # into it, the four hung forwards: the small model's requests meet them while running.
+    harness bench "$OUT/$v" --binary "$A" --json "$OUT/small.$v.$r.json" -- --model small \
+      --form v2json --input "$OUT/small.json" --concurrency 4 --duration "$DURATION" \
+      --warmup 0 --windows 1 --max-windows 1 --timeout 60 --no-progress > /dev/null &
+    bpid=$!
+    for _ in $(seq 100); do  # until its first requests reached the server
+      [ "$(harness metric "http://127.0.0.1:${!metrics_var}/metrics" inferd_requests_total \
+           model=small 2>/dev/null || echo 0)" != "0" ] && break
+      sleep 0.1
+    done
+    sleep 1
     for i in 1 2 3 4; do
       curl -s -o /dev/null -w '%{http_code}\n' -m 30 -H 'Content-Type: application/json' \
         -d "$SPIN" "$url/v2/models/spinner/infer" > "$OUT/spin$i.code" &
     done
-    harness bench "$OUT/$v" --binary "$A" --json "$OUT/small.$v.$r.json" -- --model small \
-      --form v2json --input "$OUT/small.json" --concurrency 4 --duration "$DURATION" \
-      --warmup 0 --windows 1 --max-windows 1 --timeout 60 --no-progress > /dev/null
     wait
     codes=$(cat "$OUT"/spin?.code | sort | uniq -c | awk '{printf "%sx%s,", $1, $2}')
     m() { harness metric "http://127.0.0.1:${!metrics_var}/metrics" "$1"; }
@@ -62,6 +70,7 @@ for r in $(seq "$ROUNDS"); do
       "$(m inferd_executors_overdue_total) $(m inferd_executors_unwaited_total)" \
       "$(m inferd_executors_abandoned_total)" | tee -a "$OUT/rounds.txt"
     harness stop "$OUT/$v" 2> /dev/null
+    cp "$OUT/$v.log" "$OUT/$v.$r.log"
   done
 done
 /usr/bin/python3 - "$OUT/rounds.txt" <<'EOF'

@@ -195,6 +195,12 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
   }
   if (entry.limit < watch_wake_) watch_cv_.Signal();
   const RunningBatches::Token token = running_.Begin(std::move(entry));
+  // This batch may take the last idle executor while another model's
+  // requests wait, queued before: no Enqueue will tell the watchdog that an
+  // overdue batch should now be demoted (the clients wait for answers).
+  if (idle_ == 0 && models_.size() > 1 && OverdueWake(WaitingModels()) < watch_wake_) {
+    watch_cv_.Signal();
+  }
   mu_.Unlock();
   BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token);
   const TimePoint started = options_.clock->Now();
