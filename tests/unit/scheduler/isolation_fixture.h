@@ -74,13 +74,13 @@ class IsolationTest : public ::testing::Test {
     r.deadline = deadline;
     r.priority = priority;
     return scheduler_->Enqueue(*m.queue, std::move(r),
-                                    [this, promise, tag](StatusOr<InferenceResponse> res) {
-                                      {
-                                        std::lock_guard<std::mutex> lock(mu_);
-                                        order_.push_back(tag);
-                                      }
-                                      promise->set_value(std::move(res));
-                                    });
+                               [this, promise, tag](StatusOr<InferenceResponse> res) {
+                                 {
+                                   std::lock_guard<std::mutex> lock(mu_);
+                                   order_.push_back(tag);
+                                 }
+                                 promise->set_value(std::move(res));
+                               });
   }
 
   std::vector<std::string> order() {
