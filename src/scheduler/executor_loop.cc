@@ -178,14 +178,29 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
                               lent,
                               wide.num_threads,
                               false};
+  if (const Duration after = q.OverdueAfter(); after != Duration::max()) {
+    entry.overdue_at = now + after;
+  }
   entry.spare = !batch.requests.empty();
   for (const auto& r : batch.requests) {
     entry.requests.push_back({r.request.deadline, r.done, r.seq, r.request.is_cancelled});
     entry.spare = entry.spare && r.request.priority == kSparePriority;
   }
-  if (entry.spare) ++spare_running_;
+  if (entry.spare) {
+    ++spare_running_;
+    // Mirrored copies take only spare capacity: one is overdue at once, so
+    // that a client's request of another model that waits for its executor
+    // demotes it (overdue.cc); it then runs on idle cycles only.
+    entry.overdue_at = now;
+  }
   if (entry.limit < watch_wake_) watch_cv_.Signal();
   const RunningBatches::Token token = running_.Begin(std::move(entry));
+  // This batch may take the last idle executor while another model's
+  // requests wait, queued before: no Enqueue will tell the watchdog that an
+  // overdue batch should now be demoted (the clients wait for answers).
+  if (idle_ == 0 && models_.size() > 1 && OverdueWake(WaitingModels()) < watch_wake_) {
+    watch_cv_.Signal();
+  }
   mu_.Unlock();
   BatchRunner::TopUp top_up = TopUpFor(*hold, batch, token);
   const TimePoint started = options_.clock->Now();
@@ -196,7 +211,15 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
   batch.requests.clear();
   mu_.Lock();
   std::optional<RunningBatches::Entry> ended = running_.End(token);
-  if (!ended) {  // the watchdog gave it up and did its accounting (lent and threads too)
+  // Given up (no entry) or demoted by the watchdog, which did the
+  // accounting of its executor (lent and threads too): this thread leaves,
+  // the slot has a new one.
+  if (!ended || ended->demoted) {
+    if (ended) Release(ended->bytes, ended->num_requests);
+    if (ended && ended->spare) {  // a demoted copy counted till now: another may start
+      --spare_running_;
+      cv_.SignalAll();
+    }
     --stuck_;
     hold->AssertLockedBy(&mu_);
     hold->add_stuck(-1);
@@ -271,6 +294,8 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ScheduledModel& m, const Batch& bat
     m.AssertLockedBy(&mu_);
     ModelQueue& q = m.queue();
     q.AssertLockedBy(&mu_);
+    // A batch given up or demoted runs off the executors: nothing joins it.
+    if (!running_.OnExecutor(token)) return {};
     const int cap = YieldCap(m, options_.clock->Now());
     const int room = (cap > 0 ? std::min(cap, q.ShareCap()) : q.ShareCap()) - items;
     const int slots = q.spec().max_concurrency > 0 ? q.spec().max_concurrency - q.running() : idle_;

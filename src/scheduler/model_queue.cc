@@ -31,6 +31,12 @@ namespace {
 // Orders priority levels: 1 < default (0) < 2 < 3 ...
 int LevelKey(int priority) { return priority == 0 ? 3 : 2 * priority; }
 
+// OverdueAfter: a forward is overdue past 8x its measured time, and never
+// before 50 ms more than it (a tiny model's forward varies by more than 8x
+// with the machine's load; 50 ms is what a neighbour may wait for it).
+constexpr double kOverdueFactor = 8;
+constexpr double kOverdueMarginMs = 50;
+
 }  // namespace
 
 Status ModelQueue::CheckRoom() const {
@@ -115,6 +121,20 @@ void ModelQueue::Charge(double seconds) {
   virtual_start_ = FairShare::Charge(virtual_start_, seconds, spec_.weight);
   cost_s_ = FairShare::UpdateCost(cost_s_, seconds);
   slowest_s_ = std::max(slowest_s_, seconds);
+}
+
+void ModelQueue::ChargeShare(double seconds) {
+  virtual_start_ = FairShare::Charge(virtual_start_, seconds, spec_.weight);
+}
+
+Duration ModelQueue::OverdueAfter() const {
+  double expected_ms = 0;
+  if (measured_) expected_ms = std::max(measured_->slowest_ms, measured_->batch1_s * 1000);
+  expected_ms = std::max(expected_ms, timed_forward_ms_);
+  if (expected_ms <= 0) expected_ms = slowest_s_ * 1000;
+  if (expected_ms <= 0) return Duration::max();
+  const double ms = std::max(kOverdueFactor * expected_ms, expected_ms + kOverdueMarginMs);
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(ms));
 }
 
 Duration ModelQueue::ExecutionLimit() const {

@@ -129,9 +129,18 @@ class ModelQueue {
   void Reenter(double v) REQUIRES(mu_);
   // A batch of this model took `seconds` of an executor.
   void Charge(double seconds) REQUIRES(mu_);
+  // Charges `seconds` to fair sharing only, leaving the cost estimate and
+  // the slowest batch seen alone: the time an overdue forward held its
+  // executor, which says nothing of what its next batch will cost.
+  void ChargeShare(double seconds) REQUIRES(mu_);
   // How long one batch may run before it is given up (max_execution_ms, or
   // derived from calibration and the slowest batch seen; model_config.h).
   Duration ExecutionLimit() const REQUIRES(mu_);
+  // How long one batch may run before it is overdue (issue 38): max(8 x E,
+  // E + 50 ms), E the slowest forward measured at load (calibration, or the
+  // timing forward of a max_batch_size 1 model), else the slowest batch seen
+  // so far; Duration::max() (never overdue) before anything was measured.
+  Duration OverdueAfter() const REQUIRES(mu_);
   // Whether the request that would start the next batch is at
   // kSparePriority (a mirrored copy); false when empty.
   bool HeadIsSpare() const REQUIRES(mu_);

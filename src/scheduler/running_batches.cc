@@ -6,6 +6,15 @@
 
 namespace inferd::scheduler {
 
+namespace {
+
+// A demoted batch of mirrored copies: it keeps the spare capacity until its
+// thread ends it, whatever its limit (it runs only on idle cycles, and its
+// candidate is not to be quarantined for that).
+bool HeldTillItsThreadEnds(const RunningBatches::Entry& e) { return e.demoted && e.spare; }
+
+}  // namespace
+
 RunningBatches::Token RunningBatches::Begin(Entry entry) {
   const Token token = next_++;
   entries_.emplace(token, std::move(entry));
@@ -24,7 +33,7 @@ void RunningBatches::Join(Token token, Tracked request, int items, size_t bytes)
 bool RunningBatches::Leave(Token token, const std::vector<uint64_t>& seqs, int items,
                            size_t bytes) {
   auto it = entries_.find(token);
-  if (it == entries_.end()) return false;
+  if (it == entries_.end() || it->second.demoted) return false;
   Entry& e = it->second;
   std::erase_if(e.requests, [&](const Tracked& t) {
     return std::find(seqs.begin(), seqs.end(), t.seq) != seqs.end();
@@ -47,7 +56,7 @@ RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
   Due due;
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& e = it->second;
-    if (e.limit <= now) {
+    if (e.limit <= now && !HeldTillItsThreadEnds(e)) {
       due.hung.push_back(std::move(e));
       it = entries_.erase(it);
       continue;
@@ -60,6 +69,12 @@ RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
       (l->deadline <= now ? due.expired : due.cancelled).push_back(std::move(*l));
     }
     r.erase(late, r.end());
+    // A demoted copy stays till its thread ends it: it holds the spare capacity.
+    if (e.demoted && !e.spare && r.empty()) {
+      due.settled.push_back(std::move(e));
+      it = entries_.erase(it);
+      continue;
+    }
     ++it;
   }
   return due;
@@ -68,7 +83,7 @@ RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
 std::vector<RunningBatches::Entry> RunningBatches::TakeUnwaited(size_t at_most) {
   std::vector<Token> tokens;
   for (const auto& [token, e] : entries_) {
-    if (e.requests.empty() && e.num_requests > 0) tokens.push_back(token);
+    if (!e.demoted && e.requests.empty() && e.num_requests > 0) tokens.push_back(token);
   }
   std::stable_sort(tokens.begin(), tokens.end(), [this](Token a, Token b) {
     return entries_.at(a).start < entries_.at(b).start;
@@ -85,8 +100,69 @@ std::vector<RunningBatches::Entry> RunningBatches::TakeUnwaited(size_t at_most) 
 
 bool RunningBatches::HasUnwaited() const {
   return std::any_of(entries_.begin(), entries_.end(), [](const auto& kv) {
-    return kv.second.requests.empty() && kv.second.num_requests > 0;
+    return !kv.second.demoted && kv.second.requests.empty() && kv.second.num_requests > 0;
   });
+}
+
+namespace {
+
+// Whether a model other than `own` has work queued.
+bool OthersWait(const ScheduledModel* own, const std::vector<const ScheduledModel*>& waiting) {
+  return std::any_of(waiting.begin(), waiting.end(),
+                     [own](const ScheduledModel* m) { return m != own; });
+}
+
+}  // namespace
+
+std::vector<RunningBatches::Entry> RunningBatches::TakeOverdue(
+    TimePoint now, size_t at_most, const std::vector<const ScheduledModel*>& waiting) {
+  std::vector<Token> tokens;
+  for (const auto& [token, e] : entries_) {
+    if (!e.demoted && !e.requests.empty() && e.overdue_at <= now &&
+        OthersWait(e.model.get(), waiting)) {
+      tokens.push_back(token);
+    }
+  }
+  std::stable_sort(tokens.begin(), tokens.end(), [this](Token a, Token b) {
+    return entries_.at(a).start < entries_.at(b).start;
+  });
+  if (tokens.size() > at_most) tokens.resize(at_most);
+  std::vector<Entry> taken;
+  for (Token t : tokens) {
+    Entry& e = entries_.at(t);
+    e.demoted = true;
+    Entry copy;
+    copy.executor = e.executor;
+    copy.thread_id = e.thread_id;
+    copy.model = e.model;
+    copy.start = e.start;
+    copy.limit = e.limit;
+    copy.overdue_at = e.overdue_at;
+    copy.items = e.items;
+    copy.num_requests = e.num_requests;
+    copy.bytes = e.bytes;
+    copy.lent = e.lent;
+    copy.threads = e.threads;
+    copy.spare = e.spare;
+    copy.demoted = true;
+    taken.push_back(std::move(copy));
+  }
+  return taken;
+}
+
+TimePoint RunningBatches::NextOverdue(const std::vector<const ScheduledModel*>& waiting) const {
+  TimePoint next = TimePoint::max();
+  for (const auto& [token, e] : entries_) {
+    if (!e.demoted && !e.requests.empty() && OthersWait(e.model.get(), waiting)) {
+      next = std::min(next, e.overdue_at);
+    }
+  }
+  return next;
+}
+
+bool RunningBatches::OnExecutor(Token token) const {
+  auto it = entries_.find(token);
+  return it != entries_.end() && !it->second.demoted;
 }
 
 bool RunningBatches::AnyCancellable() const {
@@ -101,7 +177,7 @@ bool RunningBatches::AnyCancellable() const {
 TimePoint RunningBatches::NextWake() const {
   TimePoint wake = TimePoint::max();
   for (const auto& [token, e] : entries_) {
-    wake = std::min(wake, e.limit);
+    if (!HeldTillItsThreadEnds(e)) wake = std::min(wake, e.limit);
     for (const auto& r : e.requests) wake = std::min(wake, r.deadline);
   }
   return wake;
@@ -113,7 +189,8 @@ std::vector<std::string> RunningBatches::Describe(TimePoint now) const {
     lines.push_back("model '" + e.model->spec().name + "' on executor " +
                     std::to_string(e.executor) + ", running for " +
                     std::to_string(MillisBetween(e.start, now)) + " ms (" +
-                    std::to_string(e.num_requests) + " requests)");
+                    std::to_string(e.num_requests) + " requests" +
+                    (e.demoted ? ", demoted: its executor handed over)" : ")"));
   }
   return lines;
 }

@@ -13,6 +13,14 @@
 // waits, the scheduler takes it (TakeUnwaited) and gives its executor to a
 // replacement thread at once, as for a hung batch, without waiting for the
 // limit (issue 38).
+// A batch still waited for that runs past its overdue time (well past what
+// its model's measured forward predicts) while another model's work waits
+// is demoted (TakeOverdue): the scheduler hands its executor to a
+// replacement thread and lowers its thread, but the entry stays, so that its
+// requests are still answered at their deadline (or by the thread, if it
+// finishes). A demoted entry leaves when its thread ends it (End: the thread
+// then exits), when every request of it has been answered (TakeDue's
+// `settled`) or at its limit (`hung`).
 //
 // Pure bookkeeping with time passed in (no clock, no threads): the scheduler
 // guards it with its mutex.
@@ -60,11 +68,19 @@ class RunningBatches {
     std::vector<int> lent;
     int threads = 1;
     bool spare = false;  // every request at kSparePriority (a mirror's copies)
+    // start + the model's ModelQueue::OverdueAfter(); max: never overdue.
+    TimePoint overdue_at = TimePoint::max();
+    bool demoted = false;  // its executor went to a replacement (TakeOverdue)
   };
   struct Due {
     std::vector<Tracked> expired;    // deadline passed while running
     std::vector<Tracked> cancelled;  // client went away while running
     std::vector<Entry> hung;       // ran past their limit; removed
+    // Demoted batches whose every request has now been answered; removed.
+    // Not a mirror's copies (spare): those stay until their thread ends
+    // them, holding the spare capacity (Scheduler::Impl::SpareCap), and are
+    // never hung either.
+    std::vector<Entry> settled;
   };
 
   Token Begin(Entry entry);
@@ -72,7 +88,7 @@ class RunningBatches {
   void Join(Token token, Tracked request, int items, size_t bytes);
   // Requests `seqs` of batch `token` went back to the queue (given back by
   // its runner) with their `items` and `bytes`: no longer tracked. False
-  // when the watchdog gave the batch up (nothing changes).
+  // when the watchdog gave the batch up or demoted it (nothing changes).
   bool Leave(Token token, const std::vector<uint64_t>& seqs, int items, size_t bytes);
   // The batch ended: its entry, or nullopt when the watchdog gave it up.
   std::optional<Entry> End(Token token);
@@ -84,6 +100,18 @@ class RunningBatches {
   std::vector<Entry> TakeUnwaited(size_t at_most);
   // Whether a batch is unwaited now.
   bool HasUnwaited() const;
+  // Marks demoted and returns (without their requests, which stay tracked)
+  // up to `at_most` batches not demoted yet, still waited for, past their
+  // overdue time at `now`, whose model is not the only one of `waiting`
+  // (models with work queued), the longest-running first.
+  std::vector<Entry> TakeOverdue(TimePoint now, size_t at_most,
+                                 const std::vector<const ScheduledModel*>& waiting);
+  // When the first batch that TakeOverdue could take becomes overdue, for
+  // the models `waiting` (TimePoint::max(): none).
+  TimePoint NextOverdue(const std::vector<const ScheduledModel*>& waiting) const;
+  // Whether batch `token` still runs on its executor (neither given up nor
+  // demoted): only then may queued requests join it.
+  bool OnExecutor(Token token) const;
   // Whether a running request could be cancelled by its client (the
   // watchdog then polls while other work waits).
   bool AnyCancellable() const;

@@ -24,6 +24,11 @@ void Scheduler::Impl::Start() {
         "executor threads given up in a batch whose every request had been answered "
         "(deadline passed, client gone) while other work waited, and replaced",
         {});
+    overdue_total_ = &options_.metrics->GetCounter(
+        "inferd_executors_overdue_total",
+        "executor threads demoted (SCHED_IDLE) in a forward that ran far past its measured time "
+        "while other models' work waited, and replaced; their requests still wait for them",
+        {});
     stuck_gauge_ = &options_.metrics->GetGauge(
         "inferd_executors_stuck", "executor threads given up and still inside their forward", {});
     threads_gauge_ = &options_.metrics->GetGauge(
@@ -172,6 +177,7 @@ Status Scheduler::Impl::Enqueue(ScheduledModel& model, InferenceRequest&& reques
     if (!queue.busy()) queue.Reenter(SystemVirtualTime());
     request.enqueue_time = now;
     request.deadline = deadline;
+    const bool client = request.priority != kSparePriority;
     auto late = model.metrics().late_results;
     Completion safe =
         RaceSafe(std::make_shared<AnswerOnce>(std::move(done)), [late] { Count(late); });
@@ -183,7 +189,11 @@ Status Scheduler::Impl::Enqueue(ScheduledModel& model, InferenceRequest&& reques
     // A deadline earlier than the watchdog's next wake: it must see it
     // (every executor may be busy), so it recomputes when to wake.
     // A batch nobody waits for is given up once other work waits: this.
-    if (deadline < watch_wake_ || running_.HasUnwaited()) watch_cv_.Signal();
+    // So is an overdue batch (watchdog.cc) once another model's work waits.
+    if (deadline < watch_wake_ || running_.HasUnwaited() ||
+        (client && OverdueWake({&model}) < watch_wake_)) {
+      watch_cv_.Signal();
+    }
   }
   cv_.Signal();
   return Status::Ok();

@@ -1,10 +1,9 @@
 // The watchdog's side of Scheduler::Impl (internal/scheduler_impl.h): one
 // thread that answers running requests at their deadline (504) or when their
-// client went away, gives up a batch that runs past its model's
+// client went away, and gives up a batch that runs past its model's
 // max_execution_ms (its requests are answered, its executor thread replaced,
-// its model quarantined), and gives up at once a batch nobody waits for any
-// more while other work waits (its thread replaced; its model quarantined
-// only past the bound on its stuck threads).
+// its model quarantined). What it hands over before that limit (a batch
+// nobody waits for, an overdue one) is in overdue.cc.
 #include <pthread.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
@@ -34,7 +33,11 @@ void Scheduler::Impl::WatchdogLoop() {
     const TimePoint now = options_.clock->Now();
     RunningBatches::Due due = running_.TakeDue(now);
     std::vector<RunningBatches::Entry> unwaited = TakeUnwaited();
-    if (due.expired.empty() && due.cancelled.empty() && due.hung.empty() && unwaited.empty()) {
+    // Within what is left of the node's bound once those are given up.
+    std::vector<RunningBatches::Entry> overdue = TakeOverdue(now, unwaited.size());
+    for (const auto& s : due.settled) Release(s.bytes, s.num_requests);
+    if (due.expired.empty() && due.cancelled.empty() && due.hung.empty() && unwaited.empty() &&
+        due.settled.empty() && overdue.empty()) {
       // Queued requests expire here too, for when every executor is busy.
       if (ExpireQueued(now)) continue;
       TimePoint wake = running_.NextWake();
@@ -48,6 +51,8 @@ void Scheduler::Impl::WatchdogLoop() {
       if (running_.AnyCancellable() && WorkWaits()) {
         wake = std::min(wake, now + std::chrono::milliseconds(kCancelPollMs));
       }
+      // An overdue batch is demoted once another model's work waits.
+      wake = std::min(wake, OverdueWake(WaitingModels()));
       watch_wake_ = wake;
       options_.clock->WaitUntil(&watch_cv_, &mu_, wake);
       watch_wake_ = TimePoint::min();  // awake: nobody needs to signal
@@ -60,7 +65,13 @@ void Scheduler::Impl::WatchdogLoop() {
     for (size_t i = 0; i < unwaited.size(); ++i) {
       quarantined[i] = GiveUpUnwaited(unwaited[i], now, &unwaited_refused[i]);
     }
+    for (RunningBatches::Entry& e : overdue) {
+      unwaited_refused.emplace_back();
+      quarantined.push_back(Demote(e, now, &unwaited_refused.back()));
+      unwaited.push_back(std::move(e));
+    }
     mu_.Unlock();
+    due.settled.clear();  // the models they hold go unlocked
     for (auto& r : due.expired) {
       r.done(
           DeadlineExceeded("request passed its deadline while its batch was running; "
@@ -70,7 +81,6 @@ void Scheduler::Impl::WatchdogLoop() {
     for (size_t i = 0; i < due.hung.size(); ++i) AnswerHung(due.hung[i], now, &refused[i]);
     refused.clear();
     for (size_t i = 0; i < unwaited.size(); ++i) {
-      LowerToIdle(unwaited[i].thread_id);
       if (quarantined[i].empty()) continue;
       const std::string& model = unwaited[i].model->spec().name;
       for (auto& r : unwaited_refused[i]) {
@@ -84,86 +94,6 @@ void Scheduler::Impl::WatchdogLoop() {
   }
 }
 
-bool Scheduler::Impl::WorkWaits() {
-  tasks_.AssertLockedBy(&mu_);
-  if (tasks_.pending()) return true;
-  for (auto& m : models_) {
-    const ModelQueue& q = m->queue();
-    q.AssertLockedBy(&mu_);
-    if (!q.empty()) return true;
-  }
-  return false;
-}
-
-std::vector<RunningBatches::Entry> Scheduler::Impl::TakeUnwaited() {
-  if (!running_.HasUnwaited() || !WorkWaits()) return {};
-  const int bound = options_.max_stuck_threads > 0
-                        ? options_.max_stuck_threads
-                        : 2 * static_cast<int>(options_.executors.size());
-  if (stuck_ >= bound) {
-    if (!node_bound_logged_) {
-      spdlog::warn(
-          "{} executor threads are stuck in forwards given up, the node's bound: a batch "
-          "nobody waits for now keeps its executor until its model's max_execution_ms",
-          stuck_);
-      node_bound_logged_ = true;
-    }
-    return {};
-  }
-  node_bound_logged_ = false;
-  return running_.TakeUnwaited(static_cast<size_t>(bound - stuck_));
-}
-
-void Scheduler::Impl::CountStuck(ScheduledModel& m, const char* reason) {
-  m.AssertLockedBy(&mu_);
-  slots_.AssertLockedBy(&mu_);
-  ++stuck_;
-  m.add_stuck(1);
-  if (abandoned_total_) abandoned_total_->Increment(1);
-  if (reason == std::string("unwaited") && unwaited_total_) unwaited_total_->Increment(1);
-  if (stuck_gauge_) stuck_gauge_->Set(stuck_);
-}
-
-std::string Scheduler::Impl::GiveUpUnwaited(const RunningBatches::Entry& e, TimePoint now,
-                                            std::vector<QueuedRequest>* refused) {
-  ScheduledModel& m = *e.model;
-  m.AssertLockedBy(&mu_);
-  ModelQueue& q = m.queue();
-  q.AssertLockedBy(&mu_);
-  if (e.spare) --spare_running_;
-  q.EndRun(e.items);
-  // Charged for what it ran, so that fair sharing does not favour it next.
-  q.Charge(std::chrono::duration<double>(now - e.start).count());
-  Release(e.bytes, e.num_requests);
-  CountThreads(-e.threads);
-  ReturnLent(e.lent);
-  slots_.AssertLockedBy(&mu_);
-  if (slots_.Abandon(e.executor)) CountStuck(m, "unwaited");
-  const int64_t ran_ms = MillisBetween(e.start, now);
-  std::string reason;
-  const int bound = options_.max_stuck_per_model > 0
-                        ? options_.max_stuck_per_model
-                        : static_cast<int>(options_.executors.size());
-  if (m.stuck() > bound) {
-    reason = std::to_string(m.stuck()) +
-             " of its forwards still run after every request of their batch was answered "
-             "(deadline passed or client gone), past the bound of " +
-             std::to_string(bound);
-    q.MarkRemoved();
-    *refused = q.TakeAll();
-    m.PublishDepth();
-    Release(SumBytes(*refused), refused->size());
-  }
-  spdlog::warn(
-      "model '{}': every request of the batch on executor {} was answered after {} ms and other "
-      "work waits: its thread is given up (SCHED_IDLE, {} stuck in this model's forwards) and "
-      "replaced{}",
-      m.spec().name, e.executor, ran_ms, m.stuck(),
-      reason.empty() ? "" : "; the model is quarantined: " + reason);
-  cv_.SignalAll();
-  return reason;
-}
-
 // Under mu_: the accounting of a hung batch (its thread no longer will),
 // its model's queue emptied and closed, the slot's thread replaced.
 // Returns the requests that were queued behind it, to be refused unlocked.
@@ -173,16 +103,20 @@ std::vector<QueuedRequest> Scheduler::Impl::GiveUp(const RunningBatches::Entry& 
   m.AssertLockedBy(&mu_);
   ModelQueue& q = m.queue();
   q.AssertLockedBy(&mu_);
-  if (hung.spare) --spare_running_;
-  q.EndRun(hung.items);
+  if (!hung.demoted) {  // a demoted batch's executor was accounted for then
+    q.EndRun(hung.items);
+  }
+  if (hung.spare) --spare_running_;  // a demoted copy too: its thread no longer will
   q.MarkRemoved();
   std::vector<QueuedRequest> refused = q.TakeAll();
   m.PublishDepth();
   Release(hung.bytes + SumBytes(refused), hung.num_requests + refused.size());
-  CountThreads(-hung.threads);
-  ReturnLent(hung.lent);
   slots_.AssertLockedBy(&mu_);
-  if (slots_.Abandon(hung.executor)) CountStuck(m, "max_execution_ms");
+  if (!hung.demoted) {
+    CountThreads(-hung.threads);
+    ReturnLent(hung.lent);
+    if (slots_.Abandon(hung.executor)) CountStuck(m, "max_execution_ms");
+  }
   spdlog::error(
       "model '{}': a batch ran {} ms on executor {}, past its limit of {} ms; "
       "the executor's thread is given up and replaced, the model quarantined",

@@ -4,6 +4,7 @@
 //   executor_loop.cc  an executor's loop: pick (FairShare), run, account
 //   watchdog.cc       the watchdog thread: deadlines of running requests,
 //                     batches past their max_execution_ms given up
+//   overdue.cc        batches given up or demoted before their limit
 // It joins each model's parts (internal/scheduled_model.h): it takes a
 // batch from the queue and hands it to the runner, with the TopUp and
 // GiveBack callbacks that let the running batch reach the queue again, and
@@ -120,6 +121,35 @@ class Scheduler::Impl {
   // (empty: not quarantined) and, in `refused`, the requests queued behind.
   std::string GiveUpUnwaited(const RunningBatches::Entry& e, TimePoint now,
                              std::vector<QueuedRequest>* refused) REQUIRES(mu_);
+  // The models whose queue holds a client's request (not only mirrored copies).
+  std::vector<const ScheduledModel*> WaitingModels() REQUIRES(mu_);
+  // The overdue batches to demote now (running_batches.h): only while no
+  // executor is idle, within the node's bound on stuck threads less
+  // `reserved` (threads about to be given up).
+  std::vector<RunningBatches::Entry> TakeOverdue(TimePoint now, size_t reserved) REQUIRES(mu_);
+  // When the watchdog must look for an overdue batch, given that `waiting`
+  // have work queued (TimePoint::max(): no need).
+  TimePoint OverdueWake(const std::vector<const ScheduledModel*>& waiting) REQUIRES(mu_);
+  // Under mu_: an overdue batch's thread lowered to SCHED_IDLE and its
+  // executor handed to a new thread; its requests stay tracked. Past the
+  // model's bound on stuck threads its queue is emptied and closed. Returns
+  // the quarantine reason (empty: none) and, in `refused`, the requests
+  // queued behind.
+  std::string Demote(const RunningBatches::Entry& e, TimePoint now,
+                     std::vector<QueuedRequest>* refused) REQUIRES(mu_);
+  // Past the model's bound on stuck threads: its queue emptied and closed,
+  // the requests refused in `refused`; returns the reason (empty: within).
+  std::string QuarantinePastBound(ScheduledModel& m, std::vector<QueuedRequest>* refused)
+      REQUIRES(mu_);
+  // Stuck threads allowed for one model (past it, quarantine) and for the node.
+  int ModelStuckBound() const {
+    return options_.max_stuck_per_model > 0 ? options_.max_stuck_per_model
+                                            : static_cast<int>(options_.executors.size());
+  }
+  int NodeStuckBound() const {
+    return options_.max_stuck_threads > 0 ? options_.max_stuck_threads
+                                          : 2 * static_cast<int>(options_.executors.size());
+  }
   // How many executors may run batches of mirrored copies at once: all but
   // one, at least one.
   int SpareCap() const { return std::max(1, static_cast<int>(options_.executors.size()) - 1); }
@@ -182,6 +212,9 @@ class Scheduler::Impl {
   // inferd_executors_unwaited_total: of those, given up because nobody
   // waited for their batch any more.
   metrics::Counter* unwaited_total_ = nullptr;
+  // inferd_executors_overdue_total: of those, demoted while still waited for
+  // because their forward ran far past its measured time while others waited.
+  metrics::Counter* overdue_total_ = nullptr;
   metrics::Gauge* stuck_gauge_ = nullptr;
   // inferd_compute_threads / inferd_compute_threads_peak; null without metrics.
   metrics::Gauge* threads_gauge_ = nullptr;

@@ -13,6 +13,7 @@
 
 #include "backend/fake/fake_backend.h"
 #include "scheduler/scheduler.h"
+#include "unit/scheduler/isolation_fixture.h"
 #include "unit/scheduler/test_util.h"
 #include "unit/support/eventually.h"
 #include "unit/support/fake_clock.h"
@@ -22,87 +23,7 @@ namespace {
 
 using testing::Config;
 using testing::FloatTensor;
-using Answer = std::future<StatusOr<InferenceResponse>>;
-
-class IsolationTest : public ::testing::Test {
- protected:
-  void StartScheduler(int executors, int max_stuck_per_model = 0, int max_stuck_threads = 0) {
-    Scheduler::Options opts;
-    opts.max_stuck_per_model = max_stuck_per_model;
-    opts.max_stuck_threads = max_stuck_threads;
-    opts.executors.assign(static_cast<size_t>(executors), ExecutorSpec{});
-    opts.clock = &clock_;
-    opts.metrics = &registry_;
-    opts.calibrate = false;
-    scheduler_ = std::move(*Scheduler::Create(opts));
-  }
-
-  struct Model {
-    std::shared_ptr<backend::FakeModel> fake;
-    std::shared_ptr<ScheduledModel> queue;
-  };
-  Model Add(const std::string& name, config::ModelConfig config) {
-    config.name = name;
-    Model m;
-    m.fake = std::make_shared<backend::FakeModel>(config);
-    ModelSpec spec;
-    spec.name = name + ":1";
-    spec.version = "1";
-    spec.config = config;
-    spec.model = m.fake;
-    spec.quarantine = [this, name](const std::string& reason) {
-      std::lock_guard<std::mutex> lock(mu_);
-      quarantined_.push_back(name + ": " + reason);
-    };
-    m.queue = scheduler_->AddModel(std::move(spec));
-    return m;
-  }
-
-  // Submits one request; its answer, and its model's name in `order_` when
-  // it is answered.
-  Answer Submit(const Model& m, const std::string& tag, TimePoint deadline = TimePoint::max()) {
-    auto promise = std::make_shared<std::promise<StatusOr<InferenceResponse>>>();
-    Answer answer = promise->get_future();
-    InferenceRequest r;
-    r.inputs = {{"x", FloatTensor({1, 2}, 1)}};
-    r.deadline = deadline;
-    Status st = scheduler_->Enqueue(*m.queue, std::move(r),
-                                    [this, promise, tag](StatusOr<InferenceResponse> res) {
-                                      {
-                                        std::lock_guard<std::mutex> lock(mu_);
-                                        order_.push_back(tag);
-                                      }
-                                      promise->set_value(std::move(res));
-                                    });
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return answer;
-  }
-
-  std::vector<std::string> order() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return order_;
-  }
-  std::vector<std::string> quarantined() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return quarantined_;
-  }
-  double Late(const std::string& model) {
-    return registry_
-        .GetCounter("inferd_late_results_total", "", {{"model", model}, {"version", "1"}})
-        .value();
-  }
-
-  double Unwaited() {
-    return registry_.GetCounter("inferd_executors_unwaited_total", "", {}).value();
-  }
-
-  test_support::FakeClock clock_;
-  metrics::Registry registry_;
-  std::unique_ptr<Scheduler> scheduler_;
-  std::mutex mu_;
-  std::vector<std::string> order_;        // guarded by mu_
-  std::vector<std::string> quarantined_;  // guarded by mu_
-};
+using Answer = IsolationTest::Answer;
 
 // One executor, a heavy model with a backlog whose batches took 100 ms each,
 // and a light model: the light request runs right after the batch that is

@@ -141,6 +141,56 @@ TEST(RunningBatchesTest, ARequestWhoseClientLeftIsDueAsCancelled) {
   EXPECT_TRUE(running.HasUnwaited());
 }
 
+// An overdue batch is demoted only while another model waits: it stays,
+// its requests watched, until they are all answered (settled), and nothing
+// may leave or join it; its thread, ending it, learns that it was demoted.
+TEST(RunningBatchesTest, AnOverdueBatchIsDemotedAndSettlesWhenItsRequestsAreAnswered) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto e = Batch(0, 10'000);
+  e.overdue_at = At(80);
+  e.requests = {Request(1000, &answered, 1)};
+  auto token = running.Begin(std::move(e));
+  int tag = 0;
+  const auto* other = reinterpret_cast<const ScheduledModel*>(&tag);
+  const std::vector<const ScheduledModel*> own_only = {nullptr};  // the batch's own model
+  EXPECT_EQ(running.NextOverdue(own_only), TimePoint::max());
+  EXPECT_EQ(running.NextOverdue({other}), At(80));
+  EXPECT_TRUE(running.TakeOverdue(At(100), 5, own_only).empty());
+  EXPECT_TRUE(running.TakeOverdue(At(79), 5, {other}).empty());
+  EXPECT_TRUE(running.TakeOverdue(At(100), 0, {other}).empty());
+  auto demoted = running.TakeOverdue(At(100), 5, {other});
+  ASSERT_EQ(demoted.size(), 1u);
+  EXPECT_TRUE(demoted[0].demoted);
+  EXPECT_FALSE(running.OnExecutor(token));
+  EXPECT_TRUE(running.TakeOverdue(At(200), 5, {other}).empty()) << "demoted once";
+  EXPECT_EQ(running.NextOverdue({other}), TimePoint::max());
+  EXPECT_FALSE(running.Leave(token, {1}, 1, 10));
+  EXPECT_EQ(running.NextWake(), At(1000)) << "its request is still watched";
+  auto due = running.TakeDue(At(1000));
+  ASSERT_EQ(due.expired.size(), 1u);
+  ASSERT_EQ(due.settled.size(), 1u);
+  EXPECT_EQ(due.settled[0].bytes, 10u);
+  EXPECT_FALSE(running.HasUnwaited()) << "settled, not given up twice";
+  EXPECT_FALSE(running.End(token).has_value());
+}
+
+TEST(RunningBatchesTest, ADemotedBatchEndedByItsThreadSaysSo) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto e = Batch(0, 10'000);
+  e.overdue_at = At(80);
+  e.requests = {Request(1000, &answered, 1)};
+  auto token = running.Begin(std::move(e));
+  EXPECT_TRUE(running.OnExecutor(token));
+  int tag = 0;
+  ASSERT_EQ(running.TakeOverdue(At(100), 5, {reinterpret_cast<const ScheduledModel*>(&tag)}).size(),
+            1u);
+  auto ended = running.End(token);
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_TRUE(ended->demoted);
+}
+
 TEST(RunningBatchesTest, NothingRunningWakesNever) {
   RunningBatches running;
   EXPECT_EQ(running.NextWake(), TimePoint::max());
