@@ -9,9 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/answer_once.h"
 #include "scheduler/inference_request.h"
 
 namespace inferd::scheduler {
@@ -28,6 +30,10 @@ struct QueuedRequest {
   // Its pre-processing on an executor (kept when a runner gives it back to
   // the queue already pre-processed: batch_runner.h).
   int64_t preprocess_us = 0;
+  // Whether `done` was called already (the executor or the watchdog answered
+  // it): the watchdog must not count an answered request as one nobody waits
+  // for when its client goes away after the answer.
+  std::shared_ptr<const AnswerOnce> once = nullptr;
 };
 
 // The sum of their `bytes`.

@@ -183,7 +183,7 @@ bool Scheduler::Impl::RunBatch(int id, int tid, ScheduledModel* m, TimePoint now
   }
   entry.spare = !batch.requests.empty();
   for (const auto& r : batch.requests) {
-    entry.requests.push_back({r.request.deadline, r.done, r.seq, r.request.is_cancelled});
+    entry.requests.push_back({r.request.deadline, r.done, r.seq, r.request.is_cancelled, r.once});
     entry.spare = entry.spare && r.request.priority == kSparePriority;
   }
   if (entry.spare) {
@@ -308,7 +308,7 @@ BatchRunner::TopUp Scheduler::Impl::TopUpFor(ScheduledModel& m, const Batch& bat
     for (auto& r : more) {
       r.joined = now;
       q.Join(r.items);
-      running_.Join(token, {r.request.deadline, r.done, r.seq, r.request.is_cancelled}, r.items,
+      running_.Join(token, {r.request.deadline, r.done, r.seq, r.request.is_cancelled, r.once}, r.items,
                     r.bytes);
     }
     m.PublishDepth();

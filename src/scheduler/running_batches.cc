@@ -66,6 +66,8 @@ RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
       return t.deadline > now && !(t.is_cancelled && t.is_cancelled());
     });
     for (auto l = late; l != r.end(); ++l) {
+      if (l->once && l->once->answered()) continue;  // its batch answered it: nothing due
+      e.watchdog_answered = true;
       (l->deadline <= now ? due.expired : due.cancelled).push_back(std::move(*l));
     }
     r.erase(late, r.end());
@@ -83,7 +85,7 @@ RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
 std::vector<RunningBatches::Entry> RunningBatches::TakeUnwaited(size_t at_most) {
   std::vector<Token> tokens;
   for (const auto& [token, e] : entries_) {
-    if (!e.demoted && e.requests.empty() && e.num_requests > 0) tokens.push_back(token);
+    if (!e.demoted && e.watchdog_answered && e.requests.empty()) tokens.push_back(token);
   }
   std::stable_sort(tokens.begin(), tokens.end(), [this](Token a, Token b) {
     return entries_.at(a).start < entries_.at(b).start;
@@ -100,7 +102,7 @@ std::vector<RunningBatches::Entry> RunningBatches::TakeUnwaited(size_t at_most) 
 
 bool RunningBatches::HasUnwaited() const {
   return std::any_of(entries_.begin(), entries_.end(), [](const auto& kv) {
-    return !kv.second.demoted && kv.second.requests.empty() && kv.second.num_requests > 0;
+    return !kv.second.demoted && kv.second.watchdog_answered && kv.second.requests.empty();
   });
 }
 

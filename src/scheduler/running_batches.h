@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/answer_once.h"
 #include "scheduler/inference_request.h"
 
 namespace inferd::scheduler {
@@ -50,6 +51,7 @@ class RunningBatches {
     Completion done;   // race-safe (AnswerOnce): answering twice is harmless
     uint64_t seq = 0;  // QueuedRequest::seq: names it within its batch
     std::function<bool()> is_cancelled;  // InferenceRequest::is_cancelled; may be null
+    std::shared_ptr<const AnswerOnce> once = nullptr;  // answered already? may be null
   };
   struct Entry {
     int executor = 0;
@@ -71,6 +73,10 @@ class RunningBatches {
     // start + the model's ModelQueue::OverdueAfter(); max: never overdue.
     TimePoint overdue_at = TimePoint::max();
     bool demoted = false;  // its executor went to a replacement (TakeOverdue)
+    // The watchdog answered one of its requests (deadline passed, client
+    // gone) before the batch did: only then can it be unwaited. A batch that
+    // answered all its requests itself is finishing, whatever its clients do next.
+    bool watchdog_answered = false;
   };
   struct Due {
     std::vector<Tracked> expired;    // deadline passed while running

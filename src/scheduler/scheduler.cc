@@ -179,11 +179,12 @@ Status Scheduler::Impl::Enqueue(ScheduledModel& model, InferenceRequest&& reques
     request.deadline = deadline;
     const bool client = request.priority != kSparePriority;
     auto late = model.metrics().late_results;
-    Completion safe =
-        RaceSafe(std::make_shared<AnswerOnce>(std::move(done)), [late] { Count(late); });
+    auto once = std::make_shared<AnswerOnce>(std::move(done));
+    Completion safe = RaceSafe(once, [late] { Count(late); });
+    QueuedRequest queued{std::move(request), std::move(safe), items, 0, bytes};
+    queued.once = std::move(once);
     // Cannot fail: CheckRoom passed under the same lock.
-    RETURN_IF_ERROR(
-        queue.Push(QueuedRequest{std::move(request), std::move(safe), items, 0, bytes}));
+    RETURN_IF_ERROR(queue.Push(std::move(queued)));
     accounting_.Hold(bytes);
     model.PublishDepth();
     // A deadline earlier than the watchdog's next wake: it must see it

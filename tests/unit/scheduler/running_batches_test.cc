@@ -123,6 +123,30 @@ TEST(RunningBatchesTest, ABatchWhoseEveryRequestWasAnsweredIsUnwaited) {
   EXPECT_TRUE(running.End(ta).has_value());
 }
 
+// A batch that answered its requests itself and has not ended yet (its
+// thread is between the answers and End) is finishing, not unwaited: its
+// clients closing their connections after the answer (is_cancelled) or a
+// deadline passing then must not give its thread up.
+TEST(RunningBatchesTest, ABatchThatAnsweredItsRequestsItselfIsNotUnwaited) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto e = Batch(0, 10'000);
+  auto once = std::make_shared<AnswerOnce>(
+      [&answered](StatusOr<InferenceResponse>) { answered.push_back(1); });
+  RunningBatches::Tracked r = Request(100, &answered, 1);
+  r.is_cancelled = [] { return true; };  // the client left after its answer
+  r.once = once;
+  e.requests = {r};
+  auto token = running.Begin(std::move(e));
+  ASSERT_TRUE(once->Answer(InferenceResponse{}));  // the batch's own answer
+  RunningBatches::Due due = running.TakeDue(At(200));
+  EXPECT_TRUE(due.expired.empty());
+  EXPECT_TRUE(due.cancelled.empty());
+  EXPECT_FALSE(running.HasUnwaited());
+  EXPECT_TRUE(running.TakeUnwaited(5).empty());
+  EXPECT_TRUE(running.End(token).has_value()) << "its own thread ends it";
+}
+
 TEST(RunningBatchesTest, ARequestWhoseClientLeftIsDueAsCancelled) {
   std::vector<int> answered;
   RunningBatches running;
