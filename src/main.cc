@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   s->add_option("--memory-budget", serve.memory_budget,
                 "memory for loaded models: SIZE (bytes, K/M/G suffixes) or auto (70% of the "
                 "cgroup or machine memory); least recently used idle models are unloaded to fit");
+  s->add_option("--memory-limit", serve.memory_limit,
+                "the process's resident memory that memory admission keeps batches under: SIZE "
+                "(default: the cgroup's memory limit, if any; docs/ROBUSTNESS.md)");
   s->add_option("--bind", serve.bind,
                 "address of all the ports; other than loopback it needs --auth-keys or "
                 "--allow-unauthenticated")

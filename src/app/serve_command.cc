@@ -109,19 +109,19 @@ std::string PrivateStateDir() {
 }
 
 // Memory admission (scheduler/memory_admission.h): the limit is the smaller
-// of an explicit --memory-budget SIZE and the cgroup's memory limit. `auto`
-// is a share of the cgroup's limit for the models' own memory (the rest is
-// left for activations, among others), so under `auto` the cgroup's limit
-// alone bounds the process. The probe reads /proc and the allocator, and
-// measures each model's activation memory whether or not there is a limit.
-void SetMemoryAdmission(const std::string& budget_text, int64_t budget_bytes,
-                        scheduler::Scheduler::Options* so) {
+// of --memory-limit SIZE and the cgroup's memory limit. Not --memory-budget:
+// that budget is the models' own memory (the cache pages models to stay under
+// it), far below what the whole process holds (libtorch, the allocator, the
+// buffers), so a process limit read from it refused every request of a
+// small cache. The probe reads /proc and the allocator, and measures each
+// model's activation memory whether or not there is a limit.
+void SetMemoryAdmission(int64_t limit_bytes, scheduler::Scheduler::Options* so) {
   so->memory_probe.resident = [] { return repository::ReadResidentBytes(); };
   so->memory_probe.take_peak = [] { return repository::TakePeakResidentBytes(); };
   so->memory_probe.release_free = [] { memory::ReleaseFreeMemory(); };
-  if (budget_bytes > 0 && budget_text != "auto") {
-    so->memory_limit = budget_bytes;
-    so->memory_limit_source = "--memory-budget " + repository::FormatBytes(budget_bytes);
+  if (limit_bytes > 0) {
+    so->memory_limit = limit_bytes;
+    so->memory_limit_source = "--memory-limit " + repository::FormatBytes(limit_bytes);
   }
   if (auto cgroup = repository::ReadCgroupMemoryLimit();
       cgroup && (so->memory_limit == 0 || cgroup->bytes < so->memory_limit)) {
@@ -239,8 +239,17 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   if (!budget_note.empty()) spdlog::info("{}", budget_note);
+  int64_t limit_bytes = 0;
+  if (!options.memory_limit.empty()) {
+    auto limit = repository::ParseByteSize(options.memory_limit);
+    if (!limit.ok()) {
+      spdlog::error("{}", limit.status().WithContext("--memory-limit").message());
+      return 1;
+    }
+    limit_bytes = *limit;
+  }
   scheduler::Scheduler::Options so;
-  SetMemoryAdmission(options.memory_budget, *budget_bytes, &so);
+  SetMemoryAdmission(limit_bytes, &so);
   for (const auto& e : plan->executors) so.executors.push_back({e.cores, e.num_threads});
   so.backend = backend->get();
   so.metrics = &registry;

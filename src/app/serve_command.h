@@ -28,6 +28,7 @@ struct ServeOptions {
   bool lazy_load = false;      // load models on their first request (config `load:` overrides)
   int load_threads = 2;        // the repository's load threads
   std::string memory_budget;   // SIZE (512M, 2G) | auto | "" (none): model memory, LRU-paged
+  std::string memory_limit;    // SIZE | "" (the cgroup's): resident memory, memory admission
   std::string bind = "127.0.0.1";
   int http_port = 8080;          // 0 = any free port
   int management_port = 8081;

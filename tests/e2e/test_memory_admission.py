@@ -1,5 +1,5 @@
 """Memory admission (issue 39, part 3), through the real binary: a text encoder of the test
-store (bert_tiny, texts up to 512 tokens) served under a --memory-budget that a large batch
+store (bert_tiny, texts up to 512 tokens) served under a --memory-limit that a large batch
 of long texts would pass. The server states each model's activation memory
 (GET /v2/models/{m} "memory", /metrics); a request that cannot fit even alone is refused
 413 with the figures, batches that do not fit together are cut (or wait), nothing kills
@@ -83,7 +83,7 @@ def warm(server, medium_items):
 
 
 def budget_for(limit):
-    """--memory-budget whose limit less the server's margin (5%, at least 64 MiB) is `limit`."""
+    """--memory-limit whose limit less the server's margin (5%, at least 64 MiB) is `limit`."""
     budget = limit + 64 * MiB
     if budget // 20 > 64 * MiB:
         budget = math.ceil(limit / 0.95)
@@ -111,7 +111,7 @@ def test_a_batch_that_cannot_fit_is_refused_or_cut_and_the_other_model_answers(
     big_items = math.ceil((HEADROOM + 1024 * MiB) / (per_token * LENGTH))
     assert big_items <= 4096, f"the encoder needs too little per token ({per_token} B)"
     server = server_factory(admission_store, "limited",
-                            args=["--memory-budget", str(budget_for(limit))])
+                            args=["--memory-limit", str(budget_for(limit))])
     pid = server.pid
     warm(server, medium_items)
 
@@ -131,7 +131,7 @@ def test_a_batch_that_cannot_fit_is_refused_or_cut_and_the_other_model_answers(
         r = infer_texts(server, big_items)
         assert r.status == 413, r
         message = r.error()
-        assert "cannot fit even alone" in message and "--memory-budget" in message, message
+        assert "cannot fit even alone" in message and "--memory-limit" in message, message
         assert f"{big_items} items of {big_items * LENGTH} padded tokens" in message, message
         # The need from this server's own figure (each start measures it again).
         needed_mib = memory_figures(server)["activation_bytes_per_token"] * big_items * LENGTH / MiB
