@@ -71,6 +71,22 @@ TEST(ActivationMemoryTest, WithoutAProbeTheForwardRunsAndNothingIsMeasured) {
 // float outputs per item holds) and a temporary of the same size freed
 // before it returns. The kernel's peak sees both, whatever the allocator
 // keeps afterwards.
+// What a sanitizer's shadow memory adds to the pages a forward touches: ASan
+// maps an eighth more; TSan four to five times as much (measured: 1.34 GB of
+// peak for the 256 MiB below).
+#if defined(__SANITIZE_THREAD__)
+#define INFERD_TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define INFERD_TEST_UNDER_TSAN 1
+#endif
+#endif
+#ifdef INFERD_TEST_UNDER_TSAN
+constexpr int64_t kShadowNum = 6, kShadowDen = 1;
+#else
+constexpr int64_t kShadowNum = 9, kShadowDen = 8;
+#endif
+
 TEST(ActivationMemoryTest, TheRealPeakOfAKnownForwardIsItsBytes) {
   if (TakePeak() == 0) GTEST_SKIP() << "/proc/self/clear_refs is not writable here";
   constexpr int64_t kItems = 8, kItemBytes = 16 * kMiB;
@@ -85,11 +101,11 @@ TEST(ActivationMemoryTest, TheRealPeakOfAKnownForwardIsItsBytes) {
   // Both buffers at once: 256 MiB, 32 MiB per item, less the few pages of
   // them that were resident already (48 KiB in one run: within 1%); above it
   // a few MiB of the test's own pages, and under ASan the shadow of what was
-  // allocated (an eighth of it).
+  // allocated (kShadowNum / kShadowDen above).
   EXPECT_GE(a.peak_bytes, 2 * kItems * kItemBytes * 99 / 100);
-  EXPECT_LE(a.peak_bytes, 2 * kItems * kItemBytes * 9 / 8 + 16 * kMiB);
+  EXPECT_LE(a.peak_bytes, 2 * kItems * kItemBytes * kShadowNum / kShadowDen + 16 * kMiB);
   EXPECT_GE(a.bytes_per_item, 2 * kItemBytes * 99 / 100);
-  EXPECT_LE(a.bytes_per_item, 2 * kItemBytes * 9 / 8 + 2 * kMiB);
+  EXPECT_LE(a.bytes_per_item, 2 * kItemBytes * kShadowNum / kShadowDen + 2 * kMiB);
 }
 
 }  // namespace
