@@ -266,10 +266,14 @@ def test_raw_payloads_are_mirrored_as_sent(mirror_server, mirror_store):
         Image.fromarray(px.numpy(), mode="L").save(buf, format="PNG")
         pngs.append(buf.getvalue())
         pixels.append(px.float().div(255).reshape(1, 1, 8, 8))
-    for png in pngs:
+    # One at a time, each copy compared before the next request: on one executor
+    # a copy runs only while nothing else is queued (issue 38), so a copy still
+    # queued when the next arrives could be refused (no_spare_executor).
+    for i, png in enumerate(pngs):
         r = call(mirror_server.http, "POST", "/predictions/mirror_img", png,
                  headers={"Content-Type": "image/png"})
         assert r.status == 200, r
+        settled(mirror_server, "mirror_img", i + 1, key="compared")
     rep = settled(mirror_server, "mirror_img", len(pngs))
     assert rep["compared"] == len(pngs) and rep["mismatched"] == 0, rep
     a = torch.jit.load(os.path.join(store, "mirror_img", "1", "model.pt"))
