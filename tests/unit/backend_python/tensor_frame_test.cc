@@ -48,6 +48,7 @@ TEST(TensorFrame, RoundTripsDtypesShapesAndBytes) {
     EXPECT_EQ((*out)[i].dtype(), in[i].tensor.dtype());
     EXPECT_EQ((*out)[i].shape(), in[i].tensor.shape());
     ASSERT_EQ((*out)[i].byte_size(), in[i].tensor.byte_size());
+    if (in[i].tensor.byte_size() == 0) continue;  // no data: memcmp takes no null pointer
     EXPECT_EQ(std::memcmp((*out)[i].data(), in[i].tensor.data(), in[i].tensor.byte_size()), 0);
   }
 }
