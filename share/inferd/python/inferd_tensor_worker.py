@@ -8,56 +8,20 @@ in, the forward's outputs (a tensor, a tuple or list of tensors, or a dict of
 them in its own order) out as another kTensors frame. An exception in forward
 fails that batch (500 with its text); the process goes on.
 """
-import argparse
 import os
-import socket
 import struct
 import sys
-import threading
-import time
 import traceback
 
-HEADER = struct.Struct("=IIQ")
+# The channel's frames and the worker's start-up are the handler worker's (same folder).
+from inferd_worker import HEADER, recv_exactly, start_worker
+
 HEAD = struct.Struct("=IIQ")  # dtype, ndim, byte_size
 READY, ERROR, TENSORS = 2, 4, 5
 
 
-def recv_exactly(sock, size):
-    buf = bytearray(size)
-    view = memoryview(buf)
-    got = 0
-    while got < size:
-        n = sock.recv_into(view[got:], size - got)
-        if n == 0:
-            return None
-        got += n
-    return buf
-
-
-def watch_parent():
-    """Ends this worker when the server that started it is gone (killed, crashed): the channel's
-    end of file says so too, but not to a worker busy in a long forward or handler."""
-    parent = os.getppid()
-
-    def watch():
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="inferd-parent-watch", daemon=True).start()
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--fd", type=int, required=True)
-    parser.add_argument("--model-dir", required=True)
-    parser.add_argument("--handler", required=True)
-    parser.add_argument("--model-name", required=True)
-    parser.add_argument("--batch-size", type=int, default=1)
-    args = parser.parse_args()
-    sock = socket.socket(fileno=args.fd)
-    watch_parent()
+    args, sock = start_worker()
     try:
         import torch
         torch.set_num_threads(1)

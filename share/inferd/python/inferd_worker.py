@@ -208,7 +208,9 @@ def watch_parent():
     threading.Thread(target=watch, name="inferd-parent-watch", daemon=True).start()
 
 
-def main():
+def start_worker():
+    """The arguments the server starts every worker with (handler_process.cc), its channel,
+    and the watch that ends the worker with its server: (args, socket)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--model-dir", required=True)
@@ -218,6 +220,11 @@ def main():
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
     watch_parent()
+    return args, sock
+
+
+def main():
+    args, sock = start_worker()
     sys.path.insert(0, HERE)
     os.chdir(args.model_dir)
     try:
