@@ -138,16 +138,19 @@ std::string Scheduler::Impl::Demote(const RunningBatches::Entry& e, TimePoint no
     cv_.SignalAll();
     return "";
   }
-  const std::string reason = QuarantinePastBound(m, refused);
+  // Not quarantined for it: an overdue forward may only be slow (an input
+  // of more work than the timed one), and its requests still wait for it. It
+  // counts against the model's bound once nobody waits for it (settled).
+  (void)refused;
   spdlog::warn(
       "model '{}': a forward on executor {} has run {} ms, overdue (its measured forward "
       "predicts at most {} ms) while other models' work waits: its thread is demoted "
       "(SCHED_IDLE, {} stuck in this model's forwards) and replaced; its requests wait for it "
-      "until their deadline{}",
+      "until their deadline",
       m.spec().name, e.executor, MillisBetween(e.start, now), MillisBetween(e.start, e.overdue_at),
-      m.stuck(), reason.empty() ? "" : "; the model is quarantined: " + reason);
+      m.stuck());
   cv_.SignalAll();
-  return reason;
+  return "";
 }
 
 std::string Scheduler::Impl::QuarantinePastBound(ScheduledModel& m,

@@ -70,6 +70,14 @@ void Scheduler::Impl::WatchdogLoop() {
       quarantined.push_back(Demote(e, now, &unwaited_refused.back()));
       unwaited.push_back(std::move(e));
     }
+    // A demoted forward whose every request was answered without it runs
+    // for nobody now: past the model's bound on such threads, quarantined.
+    for (RunningBatches::Entry& s : due.settled) {
+      unwaited_refused.emplace_back();
+      s.model->AssertLockedBy(&mu_);
+      quarantined.push_back(QuarantinePastBound(*s.model, &unwaited_refused.back()));
+      unwaited.push_back(std::move(s));
+    }
     mu_.Unlock();
     due.settled.clear();  // the models they hold go unlocked
     for (auto& r : due.expired) {

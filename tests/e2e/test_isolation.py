@@ -210,7 +210,8 @@ def test_hung_forwards_are_demoted_and_the_small_model_is_served_meanwhile(serve
         c.join(150)
     assert small and all(s == 200 for s in small), [s for s in small if s != 200][:5]
     logs = server.logs(100_000)
-    assert "past its limit" not in logs, logs  # not the watchdog's max_execution_ms
+    # Served by demotion (not only by the watchdog's max_execution_ms, which
+    # may end the spinner's later forwards: a demotion does not quarantine).
     assert "overdue (its measured forward predicts at most" in logs, logs
 
     # More such batches (one wave per executor's worth) go past the spinner's bound of one

@@ -85,9 +85,11 @@ TEST_F(OverdueTest, AnOverdueForwardIsDemotedOnlyForAnotherModelsWork) {
   EXPECT_TRUE(quarantined().empty());
 }
 
-// Past the model's bound on stuck threads, a demotion quarantines it with the
-// reason; the requests queued for it are refused.
-TEST_F(OverdueTest, OverdueForwardsPastTheModelsBoundQuarantineIt) {
+// Overdue is not hung: past the model's bound on stuck threads, demoted
+// forwards whose requests still wait for them do not quarantine it (an input
+// of more work than the timed one is slow, not broken); the request queued
+// behind them is served once they return.
+TEST_F(OverdueTest, OverdueForwardsThatStillServeTheirRequestsDoNotQuarantine) {
   StartScheduler(1, /*max_stuck_per_model=*/1);
   Model m = Add("m", Config(1));
   Model other = Add("other", Config(1));
@@ -103,14 +105,11 @@ TEST_F(OverdueTest, OverdueForwardsPastTheModelsBoundQuarantineIt) {
     clock_.Advance(std::chrono::milliseconds(100));
     ASSERT_TRUE(waiting.get().ok()) << "round " << round;
   }
-  auto refused = queued->get();
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
-  EXPECT_TRUE(test_support::Eventually([&] { return quarantined().size() == 1; }));
-  EXPECT_NE(quarantined()[0].find("past the bound of 1"), std::string::npos) << quarantined()[0];
   EXPECT_EQ(Overdue(), 2);
   m.fake->OpenGate();
   for (auto& a : overdue) EXPECT_TRUE(a.get().ok());  // both forwards returned in time
+  EXPECT_TRUE(queued->get().ok());
+  EXPECT_TRUE(quarantined().empty());
   EXPECT_TRUE(test_support::Eventually([&] { return scheduler_->abandoned_executors() == 0; }));
 }
 
