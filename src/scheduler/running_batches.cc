@@ -133,20 +133,10 @@ std::vector<RunningBatches::Entry> RunningBatches::TakeOverdue(
   for (Token t : tokens) {
     Entry& e = entries_.at(t);
     e.demoted = true;
-    Entry copy;
-    copy.executor = e.executor;
-    copy.thread_id = e.thread_id;
-    copy.model = e.model;
-    copy.start = e.start;
-    copy.limit = e.limit;
-    copy.overdue_at = e.overdue_at;
-    copy.items = e.items;
-    copy.num_requests = e.num_requests;
-    copy.bytes = e.bytes;
-    copy.lent = e.lent;
-    copy.threads = e.threads;
-    copy.spare = e.spare;
-    copy.demoted = true;
+    // Everything but its requests, which stay tracked here.
+    std::vector<Tracked> requests = std::move(e.requests);
+    Entry copy = e;
+    e.requests = std::move(requests);
     taken.push_back(std::move(copy));
   }
   return taken;

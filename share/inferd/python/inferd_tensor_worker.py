@@ -14,7 +14,7 @@ import sys
 import traceback
 
 # The channel's frames and the worker's start-up are the handler worker's (same folder).
-from inferd_worker import HEADER, recv_exactly, start_worker
+from inferd_worker import HEADER, recv_frame, start_worker
 
 HEAD = struct.Struct("=IIQ")  # dtype, ndim, byte_size
 READY, ERROR, TENSORS = 2, 4, 5
@@ -63,13 +63,10 @@ def main():
                         "or a Dict[str, Tensor]" % type(result).__name__)
 
     while True:
-        header = recv_exactly(sock, HEADER.size)
-        if header is None:
+        frame = recv_frame(sock, TENSORS)
+        if frame is None:
             return
-        kind, count, size = HEADER.unpack(header)
-        payload = recv_exactly(sock, size) if size else bytearray()
-        if payload is None or kind != TENSORS:
-            return
+        count, payload = frame
         try:
             with torch.inference_mode():
                 outputs = flatten(model(*read_tensors(payload, count)))

@@ -160,15 +160,24 @@ def encode_answer(value, content_type, meta=""):
     return ROW.pack(len(ct), len(body)) + ct + body
 
 
+def recv_frame(sock, expected_kind):
+    """The next frame's (rows, payload); None when the channel ends or says anything else."""
+    header = recv_exactly(sock, HEADER.size)
+    if header is None:
+        return None
+    kind, count, size = HEADER.unpack(header)
+    payload = recv_exactly(sock, size) if size else bytearray()
+    if payload is None or kind != expected_kind:
+        return None
+    return count, payload
+
+
 def serve(sock, entry, context):
     while True:
-        header = recv_exactly(sock, HEADER.size)
-        if header is None:
+        frame = recv_frame(sock, BATCH)
+        if frame is None:
             return
-        kind, count, size = HEADER.unpack(header)
-        payload = recv_exactly(sock, size) if size else bytearray()
-        if payload is None or kind != BATCH:
-            return
+        count, payload = frame
         rows, types = parse_rows(payload, count)
         context.reset(count, types)
         try:
