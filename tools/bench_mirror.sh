@@ -9,6 +9,12 @@
 #
 #   tools/bench_mirror.sh [BINARY]
 #   env: ROUNDS=5 DURATION=5 SLOW_ITERS=1500 MAX_IN_FLIGHT=8 OUT=bench-out/mirror-<time>
+#
+# SCENARIO=starve: issue 38's neighbour instead. mirror_slow's forward is timed here to take
+# SLOW_SECONDS (2.5) on one thread, on the default executors (no instance cap); the server's
+# start is timed and the candidate's load_ms read from its metadata; then ROUNDS ABBA pairs at
+# c=4: no mirror against fraction 1.0 to mirror_slow (max_in_flight 64), with the report's
+# counters (mirrored, dropped, sampled_down, no_spare_executor, effective_fraction).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -17,7 +23,12 @@ ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-5}; SLOW_ITERS=${SLOW_ITERS:-1500}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-8}
 OUT=$(realpath -m "${OUT:-bench-out/mirror-$(date +%Y%m%d-%H%M%S)}")
 mkdir -p "$OUT/store"
-/usr/bin/python3 tools/make_mirror_models.py --store "$OUT/store" --slow-iters "$SLOW_ITERS"
+if [ "${SCENARIO:-}" = starve ]; then
+  /usr/bin/python3 tools/make_mirror_models.py --store "$OUT/store" \
+    --slow-seconds "${SLOW_SECONDS:-2.5}" --slow-uncapped | tee "$OUT/models.txt"
+else
+  /usr/bin/python3 tools/make_mirror_models.py --store "$OUT/store" --slow-iters "$SLOW_ITERS"
+fi
 /usr/bin/python3 - "$OUT/request.bin" <<'PYEOF'
 import json, struct, sys
 x = [0.01 * i for i in range(16)]
@@ -27,7 +38,9 @@ open(sys.argv[1], "wb").write(head + struct.pack("<16f", *x))
 PYEOF
 harness() { /usr/bin/python3 -m tools.harness "$@"; }
 trap 'harness stop "$OUT/server"' EXIT
+t0=$(date +%s.%N)
 harness serve server --out "$OUT" --binary "$BIN" --store "$OUT/store"
+t1=$(date +%s.%N)
 . "$OUT/server.env"
 mirror() {  # mirror off | mirror TO
   if [ "$1" = off ]; then
@@ -44,6 +57,54 @@ bench() {  # bench C SECONDS JSON: one step, with the server's CPU over it in JS
 }
 report() { curl -s "http://127.0.0.1:$SERVER_HTTP/v2/models/mirror_mlp/mirror" > "$1"; }
 step() { bench "$2" "$DURATION" "$OUT/$1.json"; }  # step NAME C: one measured step
+if [ "${SCENARIO:-}" = starve ]; then
+  # The candidate may still be loading when the server says ready: wait for it.
+  until curl -sf -o /dev/null "http://127.0.0.1:$SERVER_HTTP/v2/models/mirror_slow/ready"; do
+    sleep 0.5
+  done
+  t1=$(date +%s.%N)
+  curl -s "http://127.0.0.1:$SERVER_HTTP/v2/models/mirror_slow" > "$OUT/slow_meta.json"
+  starve_on() {
+    curl -sf -o /dev/null -X PUT "http://127.0.0.1:$SERVER_MANAGEMENT/models/mirror_mlp/mirror" \
+      -d '{"to": "mirror_slow", "fraction": 1.0, "max_in_flight": 64, "timeout_ms": 600000}'
+  }
+  bench 4 3 ""
+  for r in $(seq "$ROUNDS"); do
+    if [ $(( r % 2 )) = 1 ]; then
+      mirror off; step "off.r$r" 4; starve_on; step "on.r$r" 4; report "$OUT/on.r$r.report.json"
+    else
+      starve_on; step "on.r$r" 4; report "$OUT/on.r$r.report.json"; mirror off; step "off.r$r" 4
+    fi
+  done
+  mirror off
+  /usr/bin/python3 - "$OUT" "$ROUNDS" "$(echo "$t1 - $t0" | bc)" <<'PYEOF' | tee "$OUT/summary.md"
+import json, re, statistics, sys
+out, rounds, start_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+meta = json.load(open(f"{out}/slow_meta.json"))
+load_ms = re.findall(r"model 'mirror_slow' version 1 is ready: loaded in (\d+) ms",
+                     open(f"{out}/server.log").read())
+print(f"{open(f'{out}/models.txt').read().strip()}; mirror_slow ready {start_s:.1f} s after the "
+      f"start, its load took {int(load_ms[0]) / 1000 if load_ms else float('nan'):.1f} s (log); "
+      f"skipped: {meta.get('load_measurement_skipped')}\n")
+step = lambda n, r: json.load(open(f"{out}/{n}.r{r}.json"))["steps"][0]
+R = range(1, rounds + 1)
+print("| round | no mirror: req/s, p50, p99, max ms | fraction 1.0 to mirror_slow: req/s, p50, p99, max ms "
+      "| seen / mirrored / compared / dropped / sampled_down / no_spare_executor | effective_fraction |")
+print("|---|---|---|---|---|")
+fmt = lambda s: (f"{s['requests_per_s']:.0f}, {s['latency_ms']['p50']:.2f}, {s['latency_ms']['p99']:.2f}, "
+                 f"{s['latency_ms']['max']:.1f}")
+for r in R:
+    rep = json.load(open(f"{out}/on.r{r}.report.json"))
+    c = "/".join(str(rep.get(k)) for k in ("seen", "mirrored", "compared", "dropped", "sampled_down",
+                                             "no_spare_executor"))
+    print(f"| {r} | {fmt(step('off', r))} | {fmt(step('on', r))} | {c} | {rep.get('effective_fraction')} |")
+med = lambda n, k: statistics.median(step(n, r)["latency_ms"][k] for r in R)
+rps = lambda n: statistics.median(step(n, r)["requests_per_s"] for r in R)
+print(f"\nmedians: no mirror {rps('off'):.0f} req/s, p99 {med('off', 'p99'):.2f} ms; mirrored "
+      f"{rps('on'):.0f} req/s, p99 {med('on', 'p99'):.2f} ms (goal <= 20 ms)")
+PYEOF
+  exit 0
+fi
 # Warm-up, and the slow candidate's cost against the primary's (server-side compute).
 bench 4 5 ""
 mirror mirror_slow; bench 4 5 ""; report "$OUT/warm_slow.json"; mirror off

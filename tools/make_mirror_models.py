@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Builds the models of the traffic-mirroring tests and benchmarks (issue 27).
 
-  /usr/bin/python3 tools/make_mirror_models.py --store DIR [--slow-iters N]
+  /usr/bin/python3 tools/make_mirror_models.py --store DIR [--slow-iters N | --slow-seconds S]
+                                                [--slow-uncapped]
 
 writes DIR/<model>/1/model.pt and DIR/<model>/config.yaml for:
   mirror_mlp            the primary: a 16 -> 64 -> 10 MLP classifier (fixed seed)
@@ -11,6 +12,8 @@ writes DIR/<model>/1/model.pt and DIR/<model>/config.yaml for:
                         computes in PyTorch
   mirror_slow           the primary's answer, after a loop of N tanh(h @ W) steps
                         (128 x 128) on one core: a candidate far slower than the primary
+                        (--slow-seconds S: N timed here so that one forward takes about S
+                        seconds; --slow-uncapped: the default executors, not one)
   mirror_img, mirror_img_perturbed
                         an 8x8 grayscale image classifier with `preprocess: image` (raw
                         payloads are mirrored) and its perturbed copy
@@ -19,6 +22,7 @@ The e2e test (tests/e2e/test_mirror.py) imports build() and the modules.
 
 import argparse
 import os
+import time
 
 import torch
 
@@ -90,7 +94,20 @@ def save(store, name, module, extra="", config=CONFIG):
         f.write(config.format(name=name, extra=extra))
 
 
-def build(store, slow_iters=2000, primary_extra=""):
+def iters_for_seconds(seconds):
+    """The loop steps for a forward of about `seconds` on one thread, timed here."""
+    torch.set_num_threads(1)
+    probe = torch.jit.script(Slow(mlp().eval(), 20_000).eval())
+    x = torch.zeros(1, 16)
+    with torch.no_grad():
+        probe(x)
+        t = time.perf_counter()
+        probe(x)
+        per_step = (time.perf_counter() - t) / 20_000
+    return max(1, int(seconds / per_step))
+
+
+def build(store, slow_iters=2000, primary_extra="", slow_extra=None):
     """Writes the models; returns (primary, perturbed) MLPs as eager modules."""
     torch.set_num_threads(1)
     primary = mlp().eval()
@@ -99,7 +116,8 @@ def build(store, slow_iters=2000, primary_extra=""):
     save(store, "mirror_mlp_copy", primary)
     save(store, "mirror_mlp_perturbed", other)
     # One executor at most: a slow candidate must leave the others to the primary.
-    save(store, "mirror_slow", Slow(primary, slow_iters), "instances: {count: 1, threads: 1}\n")
+    save(store, "mirror_slow", Slow(primary, slow_iters),
+         "instances: {count: 1, threads: 1}\n" if slow_extra is None else slow_extra)
     img = image_classifier().eval()
     save(store, "mirror_img", img, config=IMG_CONFIG)
     save(store, "mirror_img_perturbed", perturbed(img, 0.05, image_classifier).eval(),
@@ -111,8 +129,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--store", required=True)
     parser.add_argument("--slow-iters", type=int, default=2000)
+    parser.add_argument("--slow-seconds", type=float,
+                        help="mirror_slow's forward in seconds (sets --slow-iters)")
+    parser.add_argument("--slow-uncapped", action="store_true",
+                        help="mirror_slow on the default executors, not one of one thread")
     args = parser.parse_args()
-    build(args.store, args.slow_iters)
+    iters = iters_for_seconds(args.slow_seconds) if args.slow_seconds else args.slow_iters
+    build(args.store, iters, slow_extra="" if args.slow_uncapped else None)
+    print(f"mirror_slow: {iters} loop steps")
 
 
 if __name__ == "__main__":
