@@ -13,6 +13,8 @@ CMAKE_FLAGS ?=
 # repository on a machine shares one cache.
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
+# ... and the files that use a precompiled header (INFERD_PCH, CMakeLists.txt) cached too.
+export CCACHE_SLOPPINESS ?= pch_defines,time_macros
 
 .PHONY: all setup build models serve test unit e2e clean image image-test test-asan test-tsan
 
