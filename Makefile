@@ -35,8 +35,9 @@ models: setup
 serve: build models
 	$(BUILD)/inferd serve --model-store $(STORE)
 
+# Two tests at a time: the unit tests run beside the e2e suite, the longest.
 test: build models
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j2
 
 # Sanitizer runs (docs/ROBUSTNESS.md), each in a build folder of its own:
 #   make test-asan  every test (unit, fuzz corpus replay, e2e against the
