@@ -14,6 +14,7 @@ packages=(
   libgoogle-perftools-dev libjemalloc-dev libdnnl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision python3-sklearn python3-numpy python3-pil python3-pytest python3-sentencepiece
+  python3-pytest-xdist  # the e2e test files two at a time (tests/e2e/CMakeLists.txt)
   wrk
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3-grpcio python3-grpc-tools
   python3-yaml
