@@ -11,8 +11,8 @@
 #   env: ROUNDS=5 DURATION=5 SLOW_ITERS=1500 MAX_IN_FLIGHT=8 OUT=bench-out/mirror-<time>
 #
 # SCENARIO=starve: issue 38's neighbour instead. mirror_slow's forward is timed here to take
-# SLOW_SECONDS (2.5) on one thread, on the default executors (no instance cap); the server's
-# start is timed and the candidate's load_ms read from its metadata; then ROUNDS ABBA pairs at
+# SLOW_SECONDS (2.5) on one thread, on the default executors (no instance cap); the time from
+# the server's start to the candidate's readiness, and its load time from the log; then ROUNDS ABBA pairs at
 # c=4: no mirror against fraction 1.0 to mirror_slow (max_in_flight 64), with the report's
 # counters (mirrored, dropped, sampled_down, no_spare_executor, effective_fraction).
 set -euo pipefail
@@ -38,9 +38,8 @@ open(sys.argv[1], "wb").write(head + struct.pack("<16f", *x))
 PYEOF
 harness() { /usr/bin/python3 -m tools.harness "$@"; }
 trap 'harness stop "$OUT/server"' EXIT
-t0=$(date +%s.%N)
+t0=$(date +%s.%N)  # SCENARIO=starve: the candidate's time to ready counts from here
 harness serve server --out "$OUT" --binary "$BIN" --store "$OUT/store"
-t1=$(date +%s.%N)
 . "$OUT/server.env"
 mirror() {  # mirror off | mirror TO
   if [ "$1" = off ]; then

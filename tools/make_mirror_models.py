@@ -107,7 +107,7 @@ def iters_for_seconds(seconds):
     return max(1, int(seconds / per_step))
 
 
-def build(store, slow_iters=2000, primary_extra="", slow_extra=None):
+def build(store, slow_iters=2000, primary_extra="", slow_capped=True):
     """Writes the models; returns (primary, perturbed) MLPs as eager modules."""
     torch.set_num_threads(1)
     primary = mlp().eval()
@@ -117,7 +117,7 @@ def build(store, slow_iters=2000, primary_extra="", slow_extra=None):
     save(store, "mirror_mlp_perturbed", other)
     # One executor at most: a slow candidate must leave the others to the primary.
     save(store, "mirror_slow", Slow(primary, slow_iters),
-         "instances: {count: 1, threads: 1}\n" if slow_extra is None else slow_extra)
+         "instances: {count: 1, threads: 1}\n" if slow_capped else "")
     img = image_classifier().eval()
     save(store, "mirror_img", img, config=IMG_CONFIG)
     save(store, "mirror_img_perturbed", perturbed(img, 0.05, image_classifier).eval(),
@@ -135,7 +135,7 @@ def main():
                         help="mirror_slow on the default executors, not one of one thread")
     args = parser.parse_args()
     iters = iters_for_seconds(args.slow_seconds) if args.slow_seconds else args.slow_iters
-    build(args.store, iters, slow_extra="" if args.slow_uncapped else None)
+    build(args.store, iters, slow_capped=not args.slow_uncapped)
     print(f"mirror_slow: {iters} loop steps")
 
 
