@@ -13,6 +13,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -53,6 +54,29 @@ def clang_command(entry, clang):
                   "-Werror", "-Wno-unknown-warning-option"]
 
 
+UNITY_FILE = re.compile(r"unity_\d+_cxx\.cxx$")
+UNITY_INCLUDE = re.compile(r'^#include "(.+)"$', re.M)
+
+
+def unity_members(entries):
+    """The compile commands with each unity batch (INFERD_UNITY) replaced by
+    one command per file it includes, so that every file is checked (and
+    named) on its own."""
+    out = []
+    for e in entries:
+        path = os.path.join(e["directory"], e["file"])
+        if not UNITY_FILE.search(e["file"]):
+            out.append(e)
+            continue
+        with open(path) as f:
+            members = UNITY_INCLUDE.findall(f.read())
+        args = e.get("arguments") or shlex.split(e["command"])
+        for m in members:
+            out.append({"directory": e["directory"], "file": m,
+                        "arguments": [m if a in (e["file"], path) else a for a in args]})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
@@ -66,7 +90,7 @@ def main():
     # vector element), and the folder only calls into torch (no locks of ours).
     torch = os.path.join(src, "backend", "torch") + os.sep
     with open(os.path.join(args.build, "compile_commands.json")) as f:
-        entries = [e for e in json.load(f)
+        entries = [e for e in unity_members(json.load(f))
                    if (p := os.path.realpath(os.path.join(e["directory"], e["file"]))).startswith(src)
                    and not p.startswith(torch)]
     if not entries:

@@ -64,4 +64,10 @@ std::string FormatBytes(int64_t bytes) {
   return buf;
 }
 
+std::string FormatMiB(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
 }  // namespace inferd

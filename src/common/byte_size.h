@@ -19,4 +19,8 @@ StatusOr<int64_t> ParseByteSize(std::string_view text);
 // 1536 -> "1.5 KiB", for messages.
 std::string FormatBytes(int64_t bytes);
 
+// 1536 << 10 -> "1.5 MiB", 3 << 30 -> "3072.0 MiB": one unit, for messages
+// that compare figures.
+std::string FormatMiB(int64_t bytes);
+
 }  // namespace inferd

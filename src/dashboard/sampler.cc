@@ -13,15 +13,9 @@
 #include "metrics/process_metrics.h"
 
 namespace inferd::dashboard {
-namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-const std::string& LabelOf(const metrics::Labels& labels, const std::string& key) {
-  static const std::string kEmpty;
-  auto it = labels.find(key);
-  return it == labels.end() ? kEmpty : it->second;
-}
+// Named, not anonymous: Sampler::ModelRecord (a class with linkage) holds one.
+namespace sampler_internal {
 
 // Sums the histograms of one model's series (versions) bucket by bucket.
 struct MergedHistogram {
@@ -47,6 +41,19 @@ struct ModelReading {
   MergedHistogram latency;  // seconds
   MergedHistogram batch;
 };
+
+}  // namespace sampler_internal
+using sampler_internal::ModelReading;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const std::string& LabelOf(const metrics::Labels& labels, const std::string& key) {
+  static const std::string kEmpty;
+  auto it = labels.find(key);
+  return it == labels.end() ? kEmpty : it->second;
+}
 
 double SumOf(const std::vector<metrics::Registry::ScalarReading>& series,
              const std::string& label = "", const std::string& value = "") {

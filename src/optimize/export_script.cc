@@ -13,19 +13,13 @@
 #include <sstream>
 #include <vector>
 
+#include "common/file_text.h"
 #include "common/json_writer.h"
 
 extern char** environ;
 
 namespace inferd::optimize {
 namespace {
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string Tail(const std::string& text, size_t max_bytes = 2000) {
   if (text.size() <= max_bytes) return text;
@@ -95,14 +89,14 @@ StatusOr<ExportResult> RunExportScript(const ExportRequest& r) {
   while (waitpid(pid, &wstatus, 0) < 0) {
     if (errno != EINTR) return Internal(std::string("waitpid: ") + std::strerror(errno));
   }
-  const std::string log = ReadAll(r.log);
+  const std::string log = ReadWholeFile(r.log);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
     const std::string how = WIFEXITED(wstatus)
                                 ? "exited with " + std::to_string(WEXITSTATUS(wstatus))
                                 : "was killed by signal " + std::to_string(WTERMSIG(wstatus));
     return Internal(r.script + " " + how + ":\n" + Tail(log));
   }
-  const std::string json = ReadAll(r.result);
+  const std::string json = ReadWholeFile(r.result);
   simdjson::dom::parser parser;
   simdjson::padded_string text(json);
   simdjson::dom::element root, onnx, int8;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file_text.h"
 #include "optimize/candidate_check.h"
 #include "optimize/comparison_samples.h"
 #include "optimize/export_script.h"
@@ -38,13 +39,6 @@ Status MoveIntoPlace(const std::string& from, const std::string& to) {
   return Status::Ok();
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 Status WriteAtomically(const VersionJob& job, std::string_view file, const std::string& text) {
   const std::string tmp = Temporary(job, file);
   {
@@ -71,7 +65,7 @@ CandidateRow Row(std::string_view candidate, std::string_view file) {
 bool UsersOwnOnnx(const VersionJob& job) {
   std::error_code ec;
   if (!fs::exists(In(job, repository::kOnnxFile), ec)) return false;
-  auto kept = ParseReportJson(ReadAll(In(job, repository::kOptimizeReportFile)));
+  auto kept = ParseReportJson(ReadWholeFile(In(job, repository::kOptimizeReportFile)));
   if (!kept.ok()) return true;
   for (const auto& row : kept->rows) {
     if (row.file == repository::kOnnxFile && row.present) return false;
@@ -102,7 +96,7 @@ StatusOr<VersionOutcome> VersionOptimizer::Run(const VersionJob& job) const {
   if (!options_.force) {
     std::error_code ec;
     if (fs::is_regular_file(report_path, ec)) {
-      auto kept = ParseReportJson(ReadAll(report_path));
+      auto kept = ParseReportJson(ReadWholeFile(report_path));
       // A report whose reference did not run is tried again.
       if (kept.ok() && kept->stamp == report.stamp && !kept->rows.empty() &&
           kept->rows[0].compared && FilesPresent(job, *kept)) {

@@ -2,16 +2,11 @@
 
 #include <string>
 
+#include "pipeline/byte_order.h"
 #include "pipeline/jpeg_decoder.h"
 
 namespace inferd::pipeline {
 namespace {
-
-uint32_t Be16(const unsigned char* p) { return (uint32_t{p[0]} << 8) | p[1]; }
-uint32_t Be32(const unsigned char* p) { return (Be16(p) << 16) | Be16(p + 2); }
-uint32_t Le16(const unsigned char* p) { return uint32_t{p[0]} | (uint32_t{p[1]} << 8); }
-uint32_t Le24(const unsigned char* p) { return Le16(p) | (uint32_t{p[2]} << 16); }
-uint32_t Le32(const unsigned char* p) { return Le16(p) | (Le16(p + 2) << 16); }
 
 Status CutShort(ImageFormat format) {
   return InvalidArgument("truncated " + std::string(ImageFormatName(format)) +

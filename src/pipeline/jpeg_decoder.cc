@@ -10,6 +10,8 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
+#include "pipeline/byte_order.h"
+
 namespace inferd::pipeline {
 namespace {
 
@@ -57,8 +59,6 @@ void CheckScans(j_common_ptr cinfo) {
 
 // EXIF orientation from an APP1 segment body ("Exif\0\0" + TIFF): 1..8,
 // 1 when the tag is absent, 0 when the segment is not EXIF (e.g. XMP).
-uint32_t Be16(const unsigned char* p) { return (uint32_t{p[0]} << 8) | p[1]; }
-uint32_t Le16(const unsigned char* p) { return uint32_t{p[0]} | (uint32_t{p[1]} << 8); }
 
 int ExifOrientation(const unsigned char* p, size_t n) {
   static const unsigned char kExif[6] = {'E', 'x', 'i', 'f', 0, 0};

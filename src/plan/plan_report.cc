@@ -4,58 +4,53 @@
 #include <string>
 
 #include "common/json_writer.h"
+#include "common/text_format.h"
 
 namespace inferd::plan {
 namespace {
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string Percent(double part, double whole) {
-  return whole > 0 ? Fixed(100.0 * part / whole, 1) + "%" : "-";
+  return whole > 0 ? FormatFixed(100.0 * part / whole, 1) + "%" : "-";
 }
 
 void WriteMixedSummary(const FleetPlan& plan, std::ostream& out) {
   const Packing& p = plan.packing;
-  out << "node types (usable at headroom " << Fixed(plan.shape.headroom, 2) << "):";
+  out << "node types (usable at headroom " << FormatFixed(plan.shape.headroom, 2) << "):";
   for (const NodeType& t : plan.types) {
     const NodeShape s = t.Shape(plan.shape.headroom);
-    out << " " << t.name << " " << Fixed(t.cores, 2) << " cores "
-        << FormatBytesShort(t.memory_bytes) << " at " << Fixed(t.price, 4) << "/h ("
-        << Fixed(s.usable_cores(), 2) << ", " << FormatBytesShort(s.usable_memory()) << ");";
+    out << " " << t.name << " " << FormatFixed(t.cores, 2) << " cores "
+        << FormatBytesShort(t.memory_bytes) << " at " << FormatFixed(t.price, 4) << "/h ("
+        << FormatFixed(s.usable_cores(), 2) << ", " << FormatBytesShort(s.usable_memory()) << ");";
   }
   out << "\n";
   const double bound = plan.cost_bound.cost;
-  out << "cost: " << Fixed(plan.cost_per_hour, 2) << "/h; lower bound " << Fixed(bound, 2)
-      << "/h (the fractional mix:";
+  out << "cost: " << FormatFixed(plan.cost_per_hour, 2) << "/h; lower bound "
+      << FormatFixed(bound, 2) << "/h (the fractional mix:";
   for (size_t t = 0; t < plan.types.size(); ++t) {
     if (plan.cost_bound.nodes[t] > 0) {
-      out << " " << Fixed(plan.cost_bound.nodes[t], 2) << " x " << plan.types[t].name;
+      out << " " << FormatFixed(plan.cost_bound.nodes[t], 2) << " x " << plan.types[t].name;
     }
   }
-  out << "); plan at " << (bound > 0 ? Fixed(plan.cost_per_hour / bound, 3) : "-")
+  out << "); plan at " << (bound > 0 ? FormatFixed(plan.cost_per_hour / bound, 3) : "-")
       << "x the bound\n";
   out << "mix:";
   for (size_t t = 0; t < plan.types.size(); ++t) {
     int count = 0;
     for (const NodeLoad& node : p.nodes) count += node.type == static_cast<int>(t);
     out << " " << count << " x " << plan.types[t].name << " ("
-        << Fixed(count * plan.types[t].price, 2) << "/h);";
+        << FormatFixed(count * plan.types[t].price, 2) << "/h);";
   }
   out << " " << p.nodes.size() << " nodes (no plan has fewer than " << plan.lower_bound.nodes
       << ")\n";
   if (plan.best_single_type >= 0) {
     out << "the best single type: " << plan.types[plan.best_single_type].name << " alone, "
-        << Fixed(plan.best_single_type_cost, 2) << "/h\n";
+        << FormatFixed(plan.best_single_type_cost, 2) << "/h\n";
   } else {
     out << "no single type holds every model\n";
   }
-  out << "method: " << p.method << "; replicas of at most " << Fixed(plan.replica_share, 2)
-      << " of the largest type that holds the model; packed in " << Fixed(plan.pack_seconds, 3)
-      << " s\n";
+  out << "method: " << p.method << "; replicas of at most " << FormatFixed(plan.replica_share, 2)
+      << " of the largest type that holds the model; packed in "
+      << FormatFixed(plan.pack_seconds, 3) << " s\n";
 }
 
 void WriteRebalanceSummary(const FleetPlan& plan, std::ostream& out) {
@@ -68,7 +63,7 @@ void WriteRebalanceSummary(const FleetPlan& plan, std::ostream& out) {
       << Percent(r.moved.models, static_cast<double>(models)) << ", "
       << FormatBytesShort(r.moved.memory_bytes) << ")\n";
   out << "  a plan from scratch: " << r.from_scratch_nodes << " nodes";
-  if (plan.mixed()) out << ", " << Fixed(r.from_scratch_cost, 2) << "/h";
+  if (plan.mixed()) out << ", " << FormatFixed(r.from_scratch_cost, 2) << "/h";
   out << ", would move " << r.from_scratch.models << " models ("
       << Percent(r.from_scratch.models, static_cast<double>(models)) << ", "
       << FormatBytesShort(r.from_scratch.memory_bytes) << ")\n";
@@ -152,14 +147,15 @@ void WritePlanText(const FleetPlan& plan, std::ostream& out) {
   if (plan.mixed()) {
     WriteMixedSummary(plan, out);
   } else {
-    out << "node: " << Fixed(shape.cores, 2) << " cores, " << FormatBytesShort(shape.memory_bytes)
-        << "; usable at headroom " << Fixed(shape.headroom, 2) << ": "
-        << Fixed(shape.usable_cores(), 2) << " cores, " << FormatBytesShort(shape.usable_memory())
-        << "\n";
+    out << "node: " << FormatFixed(shape.cores, 2) << " cores, "
+        << FormatBytesShort(shape.memory_bytes) << "; usable at headroom "
+        << FormatFixed(shape.headroom, 2) << ": " << FormatFixed(shape.usable_cores(), 2)
+        << " cores, " << FormatBytesShort(shape.usable_memory()) << "\n";
     const int lb = plan.lower_bound.nodes;
-    out << "lower bound: " << lb << " nodes (cores fill " << Fixed(plan.lower_bound.core_nodes, 2)
-        << " nodes, memory " << Fixed(plan.lower_bound.memory_nodes, 2) << "); plan: " << nodes
-        << " nodes, " << (static_cast<int>(nodes) - lb) << " over ("
+    out << "lower bound: " << lb << " nodes (cores fill "
+        << FormatFixed(plan.lower_bound.core_nodes, 2) << " nodes, memory "
+        << FormatFixed(plan.lower_bound.memory_nodes, 2) << "); plan: " << nodes << " nodes, "
+        << (static_cast<int>(nodes) - lb) << " over ("
         << Percent(static_cast<double>(nodes) - lb, lb) << ")";
     if (p.optimal) out << "; optimal";
     out << "\n";
@@ -170,7 +166,7 @@ void WritePlanText(const FleetPlan& plan, std::ostream& out) {
     }
     out << "method: " << p.method << " (alone, first-fit decreasing: " << p.first_fit_nodes
         << " nodes, dot product: " << p.dot_product_nodes << "); packed in "
-        << Fixed(plan.pack_seconds, 3) << " s\n";
+        << FormatFixed(plan.pack_seconds, 3) << " s\n";
   }
   WriteRebalanceSummary(plan, out);
   out << "\n";
@@ -185,7 +181,7 @@ void WritePlanText(const FleetPlan& plan, std::ostream& out) {
     const NodeLoad& node = p.nodes[n];
     const NodeShape node_shape = plan.ShapeOf(n);
     const std::string cores =
-        Fixed(node.cores, 2) + " (" + Percent(node.cores, node_shape.usable_cores()) + ")";
+        FormatFixed(node.cores, 2) + " (" + Percent(node.cores, node_shape.usable_cores()) + ")";
     const std::string memory = FormatBytesShort(node.memory_bytes) + " (" +
                                Percent(static_cast<double>(node.memory_bytes),
                                        static_cast<double>(node_shape.usable_memory())) +
@@ -206,7 +202,7 @@ void WritePlanText(const FleetPlan& plan, std::ostream& out) {
             " [replica " + std::to_string(it.replica + 1) + "/" + std::to_string(it.replicas) + "]";
       }
       std::snprintf(line, sizeof line, "  %-32s rps %-10s cores %-8s memory %s\n", name.c_str(),
-                    Fixed(it.rps, 2).c_str(), Fixed(it.cores, 3).c_str(),
+                    FormatFixed(it.rps, 2).c_str(), FormatFixed(it.cores, 3).c_str(),
                     FormatBytesShort(it.memory_bytes).c_str());
       out << line;
     }

@@ -99,7 +99,7 @@ std::vector<int> Shed(std::vector<int>* items, const Capacity& cap,
   return shed;
 }
 
-Packing ToPacking(const std::vector<Bin>& bins, const std::vector<PackItem>& items) {
+Packing RebalancedPacking(const std::vector<Bin>& bins, const std::vector<PackItem>& items) {
   Packing p;
   for (const Bin& b : bins) {
     NodeLoad n;
@@ -373,7 +373,7 @@ Status Rebalance(const std::vector<CurrentNode>& current, const std::string& cur
   }
   NameNewNodes(current, &names);
 
-  plan->packing = ToPacking(bins, items);
+  plan->packing = RebalancedPacking(bins, items);
   plan->packing.method = "rebalance: running nodes keep what fits, the rest best fit" +
                          std::string(left.empty() ? "" : ", new nodes packed") +
                          ", then bin elimination down to " +

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "common/text_format.h"
+
 namespace inferd::plan {
 namespace {
 
@@ -33,12 +35,6 @@ std::string LabelValue(std::string_view labels, std::string_view name) {
 double Get(const std::map<std::string, double>& m, const std::string& key) {
   auto it = m.find(key);
   return it == m.end() ? 0 : it->second;
-}
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 // A model's share of one server's window.
@@ -198,9 +194,9 @@ StatusOr<std::vector<MeasuredModel>> MeasureFromScrapes(const std::vector<Server
     mm.demand.rps = requests / window_s;
     mm.demand.core_ms = requests > 0 ? cpu / requests * 1000.0 : (file ? file->core_ms : 0);
     mm.how = std::to_string(s->second.size()) +
-             (s->second.size() == 1 ? " server, " : " servers, ") + Fixed(requests, 0) +
-             " requests in " + Fixed(window_s, 1) + " s, up to " +
-             Fixed(100 * cpu_share_of_server[model], 1) + "% of a server's CPU";
+             (s->second.size() == 1 ? " server, " : " servers, ") + FormatFixed(requests, 0) +
+             " requests in " + FormatFixed(window_s, 1) + " s, up to " +
+             FormatFixed(100 * cpu_share_of_server[model], 1) + "% of a server's CPU";
     if (requests == 0)
       mm.how += file ? " (no requests: core_ms from " + base_file + ")" : " (no requests)";
     if (file) {
@@ -257,7 +253,7 @@ StatusOr<std::vector<MeasuredModel>> MeasureTraffic(const std::vector<std::strin
 std::string FormatMeasuredModels(const std::vector<MeasuredModel>& models,
                                  const std::vector<std::string>& urls, double window_s) {
   std::string out =
-      "# Measured by `inferd plan --from-metrics` over " + Fixed(window_s, 1) + " s from:";
+      "# Measured by `inferd plan --from-metrics` over " + FormatFixed(window_s, 1) + " s from:";
   for (const std::string& u : urls) out += " " + u;
   out +=
       "\n# rps: requests in the window / its length; core_ms: each server's process CPU shared "

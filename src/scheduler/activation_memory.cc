@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include "common/byte_size.h"
+
 namespace inferd::scheduler {
 namespace {
 
@@ -14,21 +16,15 @@ std::mutex& MeasureMutex() {
   return mu;
 }
 
-std::string Mib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
 }  // namespace
 
 std::string ActivationMemory::ToString() const {
   if (!measured()) return "not measured";
-  std::string s = Mib(bytes_per_item) + " per item";
+  std::string s = FormatMiB(bytes_per_item) + " per item";
   if (bytes_per_token > 0) s += ", " + std::to_string(bytes_per_token / 1024) + " KiB per token";
   s += " (a forward of " + std::to_string(batch) + " item" + (batch == 1 ? "" : "s");
   if (length > 0) s += " x " + std::to_string(length) + " tokens";
-  return s + " needed " + Mib(peak_bytes) + ")";
+  return s + " needed " + FormatMiB(peak_bytes) + ")";
 }
 
 ActivationMemory MeasureActivation(const MemoryProbe& probe, int batch, int64_t length,

@@ -4,16 +4,12 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/byte_size.h"
+
 namespace inferd::scheduler {
 namespace {
 
 constexpr int64_t kMinMargin = int64_t{64} << 20;
-
-std::string Mib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
 
 }  // namespace
 
@@ -83,14 +79,15 @@ Status MemoryAdmission::Refusal(const std::string& model, const AdmissionDecisio
   const AdmissionFigures& f = d.figures;
   std::string what = std::to_string(items) + " item" + (items == 1 ? "" : "s");
   if (tokens > 0) what += " of " + std::to_string(tokens) + " padded tokens";
-  std::string resident = "resident " + Mib(f.resident);
-  if (f.reserved > 0) resident += " less " + Mib(f.reserved) + " reserved by batches running now";
+  std::string resident = "resident " + FormatMiB(f.resident);
+  if (f.reserved > 0)
+    resident += " less " + FormatMiB(f.reserved) + " reserved by batches running now";
   return Status(StatusCode::kPayloadTooLarge,
-                model + ": the request (" + what + ") needs " + Mib(d.needed) +
+                model + ": the request (" + what + ") needs " + FormatMiB(d.needed) +
                     " of activation memory and cannot fit even alone: " + resident + ", plus " +
-                    Mib(d.needed) + ", is over the memory limit of " + Mib(f.limit) + " (" +
-                    options_.limit_source + ", less a margin of " + Mib(options_.limit - f.limit) +
-                    "); send fewer items or shorter inputs");
+                    FormatMiB(d.needed) + ", is over the memory limit of " + FormatMiB(f.limit) +
+                    " (" + options_.limit_source + ", less a margin of " +
+                    FormatMiB(options_.limit - f.limit) + "); send fewer items or shorter inputs");
 }
 
 }  // namespace inferd::scheduler

@@ -9,11 +9,10 @@
 
 #include "backend/model_file.h"
 #include "backend/onnxruntime/call_width.h"
+#include "common/text_format.h"
 
 namespace inferd::backend {
 namespace {
-
-std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
 std::optional<ONNXTensorElementDataType> ToOnnx(DataType t) {
   switch (t) {

@@ -16,7 +16,7 @@
 namespace inferd::backend {
 namespace {
 
-constexpr int kTimedCalls = 3;
+constexpr int kVariantTimedCalls = 3;
 // Batch 1 forwards slower than this are timed at batch 1 and twice only (a
 // heavy model pays seconds per variant otherwise).
 constexpr double kCheapForwardMs = 20;
@@ -257,7 +257,7 @@ ChosenVariant ChooseVariant(const ::torch::jit::Module& eval, ::torch::jit::Modu
       } else {
         trial.accepted = true;
         double best = INFINITY;
-        for (int k = 0; k < (cheap ? kTimedCalls : 2); ++k) {
+        for (int k = 0; k < (cheap ? kVariantTimedCalls : 2); ++k) {
           best = std::min(
               best, TimeCallMs([&] { Forward(*module, timed_inputs, c.channels_last); }));
         }

@@ -18,7 +18,7 @@
 namespace inferd::backend {
 namespace {
 
-constexpr int kTimedCalls = 3;
+constexpr int kPrecisionTimedCalls = 3;
 constexpr int64_t kMaxSampleBatch = 8;
 
 std::string Fmt(const char* format, double v) {
@@ -287,7 +287,7 @@ StatusOr<ChosenPrecision> ChoosePrecision(const ::torch::jit::Module& eval,
   // A slow model's first timing tells; a fast one's minimum over a few calls.
   const Runner reference = TorchRunner(fp32);
   base.ms_per_item = MsPerItem(reference, samples.batches.front(), 1);
-  const int calls = base.ms_per_item > kSlowMsPerItem ? 1 : kTimedCalls;
+  const int calls = base.ms_per_item > kSlowMsPerItem ? 1 : kPrecisionTimedCalls;
   if (calls > 1) {
     base.ms_per_item =
         std::min(base.ms_per_item, MsPerItem(reference, samples.batches.front(), calls));

@@ -10,13 +10,12 @@
 
 #include "backend/torch/execution_variants.h"
 #include "backend/torch/tensor_conversion.h"
+#include "common/text_format.h"
 
 namespace inferd::backend {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
 // Ops an id tensor may pass through on its way to an embedding unchanged.
 bool PassesIdsOn(c10::Symbol kind) {

@@ -14,6 +14,7 @@
 #include "backend/torch/onnx_candidates.h"
 #include "backend/torch/precision_choice.h"
 #include "backend/torch/tensor_conversion.h"
+#include "common/text_format.h"
 #include "memory/allocator.h"
 
 namespace inferd::backend {
@@ -31,8 +32,6 @@ std::string Message(const std::exception& e) {
   if (text.size() > kMaxLength) text = text.substr(0, kMaxLength) + "...";
   return text;
 }
-
-std::string Quoted(const std::string& name) { return "'" + name + "'"; }
 
 bool IsFloating(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;

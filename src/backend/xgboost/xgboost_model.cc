@@ -9,11 +9,10 @@
 #include <cstring>
 
 #include "backend/model_file.h"
+#include "common/text_format.h"
 
 namespace inferd::backend {
 namespace {
-
-std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
 std::string LastError() {
   const char* e = XGBGetLastError();

@@ -10,7 +10,7 @@ namespace {
 
 const std::string kInputs = "inputs: [{name: x, datatype: FP32, shape: [2]}]\n";
 
-void ExpectError(const std::string& yaml, const std::string& says) {
+void ExpectRangeError(const std::string& yaml, const std::string& says) {
   auto c = ParseModelConfig(yaml, "m/config.yaml", "m");
   ASSERT_FALSE(c.ok()) << yaml;
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
@@ -18,26 +18,27 @@ void ExpectError(const std::string& yaml, const std::string& says) {
 }
 
 TEST(ConfigRangesTest, IntegersPastTheirFieldAreErrorsNotTruncated) {
-  ExpectError(kInputs + "max_batch_size: 4294967300",
-              "m/config.yaml: max_batch_size: expected an integer from 1 to 2147483647, got "
-              "'4294967300'");
-  ExpectError(kInputs + "max_queue_size: 2147483648", "max_queue_size: expected an integer from 1");
-  ExpectError(kInputs + "max_batch_size: 99999999999999999999", "max_batch_size: expected");
-  ExpectError(kInputs + "instances: {count: 4294967297, threads: 1}", "instances");
-  ExpectError(kInputs + "postprocess: {kind: topk, k: 4294967296}", "postprocess.k");
-  ExpectError(kInputs + "preprocess: {kind: text, max_length: -4294967295}",
-              "preprocess.max_length");
+  ExpectRangeError(kInputs + "max_batch_size: 4294967300",
+                   "m/config.yaml: max_batch_size: expected an integer from 1 to 2147483647, got "
+                   "'4294967300'");
+  ExpectRangeError(kInputs + "max_queue_size: 2147483648",
+                   "max_queue_size: expected an integer from 1");
+  ExpectRangeError(kInputs + "max_batch_size: 99999999999999999999", "max_batch_size: expected");
+  ExpectRangeError(kInputs + "instances: {count: 4294967297, threads: 1}", "instances");
+  ExpectRangeError(kInputs + "postprocess: {kind: topk, k: 4294967296}", "postprocess.k");
+  ExpectRangeError(kInputs + "preprocess: {kind: text, max_length: -4294967295}",
+                   "preprocess.max_length");
 }
 
 TEST(ConfigRangesTest, TimesAndSizesHaveUpperBounds) {
-  ExpectError(kInputs + "request_timeout_ms: 9223372036854775807",
-              "request_timeout_ms: expected an integer from 1 to 86400000");
-  ExpectError(kInputs + "dynamic_batching: {max_queue_delay_us: 60000001}",
-              "max_queue_delay_us: expected an integer from 0 to 60000000");
-  ExpectError(kInputs + "preprocess: {kind: image, resize: 65536}",
-              "preprocess.resize: expected an integer from 0 to 65535");
-  ExpectError("inputs: [{name: x, datatype: FP32, shape: [1048576, 1048577]}]",
-              "inputs[0].shape: expected dimensions whose product is at most 2^40");
+  ExpectRangeError(kInputs + "request_timeout_ms: 9223372036854775807",
+                   "request_timeout_ms: expected an integer from 1 to 86400000");
+  ExpectRangeError(kInputs + "dynamic_batching: {max_queue_delay_us: 60000001}",
+                   "max_queue_delay_us: expected an integer from 0 to 60000000");
+  ExpectRangeError(kInputs + "preprocess: {kind: image, resize: 65536}",
+                   "preprocess.resize: expected an integer from 0 to 65535");
+  ExpectRangeError("inputs: [{name: x, datatype: FP32, shape: [1048576, 1048577]}]",
+                   "inputs[0].shape: expected dimensions whose product is at most 2^40");
   auto ok = ParseModelConfig(kInputs + "max_batch_size: 2147483647\nrequest_timeout_ms: 86400000\n",
                              "m/config.yaml", "m");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();

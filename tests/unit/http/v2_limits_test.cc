@@ -14,7 +14,7 @@
 namespace inferd::http {
 namespace {
 
-std::shared_ptr<std::string> Body(std::string text) {
+std::shared_ptr<std::string> SharedBody(std::string text) {
   auto body = std::make_shared<std::string>(std::move(text));
   ReservePadding(*body);
   return body;
@@ -22,7 +22,7 @@ std::shared_ptr<std::string> Body(std::string text) {
 
 Status ParseStatus(const std::string& json, std::optional<std::string> header = std::nullopt,
                    const std::string& binary = "") {
-  auto r = ParseV2InferRequest(Body(json + binary), header);
+  auto r = ParseV2InferRequest(SharedBody(json + binary), header);
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -53,7 +53,7 @@ TEST(V2Limits, ShapesPastTheElementLimitAreRefusedEvenBehindAZero) {
       "is too large");
   // A zero dim with small others is fine: an empty tensor.
   auto empty = ParseV2InferRequest(
-      Body(R"({"inputs":[{"name":"x","shape":[1,0,3],"datatype":"FP32","data":[]}]})"),
+      SharedBody(R"({"inputs":[{"name":"x","shape":[1,0,3],"datatype":"FP32","data":[]}]})"),
       std::nullopt);
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
   EXPECT_EQ(empty->inputs[0].tensor.byte_size(), 0u);
@@ -67,7 +67,7 @@ TEST(V2Limits, PriorityMustBeANonNegativeIntegerInRange) {
                      "parameters.priority: expected an integer from 0 to 1000000, got");
   }
   auto ok = ParseV2InferRequest(
-      Body(std::string(R"({"parameters":{"priority":1000000,"timeout":0},)") + input + "}"),
+      SharedBody(std::string(R"({"parameters":{"priority":1000000,"timeout":0},)") + input + "}"),
       std::nullopt);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->priority, 1000000);
@@ -81,7 +81,7 @@ TEST(V2Limits, TimeoutMustBeANonNegativeInteger) {
                      "parameters.timeout: expected an integer from 0 to 9223372036854775807");
   }
   auto huge = ParseV2InferRequest(
-      Body(std::string(R"({"parameters":{"timeout":9223372036854775807},)") + input + "}"),
+      SharedBody(std::string(R"({"parameters":{"timeout":9223372036854775807},)") + input + "}"),
       std::nullopt);
   ASSERT_TRUE(huge.ok());
   // The deadline saturates instead of wrapping into the past.
@@ -102,7 +102,8 @@ TEST(V2Limits, Int64OutOfRangeIsABadRequest) {
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad << ": " << st.ToString();
   }
   auto edge = ParseV2InferRequest(
-      Body(R"({"inputs":[{"name":"x","shape":[3],"datatype":"INT64","data":[9223372036854775807,-9223372036854775808,-9.2e18]}]})"),
+      SharedBody(
+          R"({"inputs":[{"name":"x","shape":[3],"datatype":"INT64","data":[9223372036854775807,-9223372036854775808,-9.2e18]}]})"),
       std::nullopt);
   ASSERT_TRUE(edge.ok()) << edge.status().ToString();
   const int64_t* v = edge->inputs[0].tensor.data_as<int64_t>();
@@ -114,7 +115,8 @@ TEST(V2Limits, Int64OutOfRangeIsABadRequest) {
 // NaN and infinities leave as strings (valid JSON) and come back in as such.
 TEST(V2Limits, NonFiniteFloatsRoundTripAsStrings) {
   auto r = ParseV2InferRequest(
-      Body(R"({"inputs":[{"name":"x","shape":[4],"datatype":"FP32","data":["NaN","Infinity","-Infinity",1.5]},
+      SharedBody(
+          R"({"inputs":[{"name":"x","shape":[4],"datatype":"FP32","data":["NaN","Infinity","-Infinity",1.5]},
                          {"name":"d","shape":[1],"datatype":"FP64","data":["-Infinity"]}]})"),
       std::nullopt);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-ModelDemand Model(std::string name, double rps, double core_ms, int64_t memory) {
+ModelDemand DemandOf(std::string name, double rps, double core_ms, int64_t memory) {
   ModelDemand m;
   m.name = std::move(name);
   m.rps = rps;
@@ -34,8 +34,8 @@ FleetPlan SmallPlan() {
   shape.memory_bytes = 16LL << 30;
   shape.headroom = 0.2;  // 6.4 cores, 12.8 GiB usable
   auto plan =
-      MakeFleetPlan({Model("hot", 1000, 10, 1LL << 30), Model("resnet18", 100, 20, 200 << 20),
-                     Model("digits_cnn", 50, 2, 10 << 20), Model("big", 1, 50, 9LL << 30)},
+      MakeFleetPlan({DemandOf("hot", 1000, 10, 1LL << 30), DemandOf("resnet18", 100, 20, 200 << 20),
+                     DemandOf("digits_cnn", 50, 2, 10 << 20), DemandOf("big", 1, 50, 9LL << 30)},
                     shape, "f.yaml");
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   return std::move(plan).value();
@@ -286,8 +286,8 @@ TEST(YamlTextTest, QuotesWhatWouldReadAsANumberOrBoolean) {
 TEST_F(K8sEmitterTest, AMixedPlansPodsSelectTheirNodeTypeAndFitIt) {
   const std::vector<NodeType> types = {{"cpu", 16, 16LL << 30, 0.7}, {"mem", 4, 64LL << 30, 0.5}};
   auto plan =
-      MakeMixedFleetPlan({Model("hot", 1000, 10, 1LL << 30), Model("big", 1, 50, 40LL << 30),
-                          Model("digits_cnn", 50, 2, 10 << 20)},
+      MakeMixedFleetPlan({DemandOf("hot", 1000, 10, 1LL << 30), DemandOf("big", 1, 50, 40LL << 30),
+                          DemandOf("digits_cnn", 50, 2, 10 << 20)},
                          types, 0.2, "f.yaml");
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   ASSERT_TRUE(EmitKubernetes(*plan, K8sOptions{}, dir_.string()).ok());

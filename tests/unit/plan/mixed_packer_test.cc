@@ -7,15 +7,16 @@
 #include <random>
 
 #include "plan/fleet_plan.h"
+#include "unit/support/test_units.h"
 
 namespace inferd::plan {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kGi = int64_t{1} << 30;
+using test_support::kGi;
 
-PackItem Item(int model, double cores, int64_t memory) {
+PackItem MixedItem(int model, double cores, int64_t memory) {
   PackItem it;
   it.model = model;
   it.cores = cores;
@@ -38,8 +39,8 @@ TEST(MixedPackerTest, PairsCoreHeavyAndMemoryHeavyNodes) {
   // 1 core and 90 GiB only the memory type, and no two of a kind share a
   // node: the plan must use both types, one node per model, at a cost of 8.
   std::vector<PackItem> items;
-  for (int i = 0; i < 4; ++i) items.push_back(Item(i, 9, kGi));
-  for (int i = 4; i < 8; ++i) items.push_back(Item(i, 1, 90 * kGi));
+  for (int i = 0; i < 4; ++i) items.push_back(MixedItem(i, 9, kGi));
+  for (int i = 4; i < 8; ++i) items.push_back(MixedItem(i, 1, 90 * kGi));
   MixedPacking p = PackMixed(items, kTwo, 0);
   ASSERT_TRUE(CheckPacking(p.packing, items, ShapesOf(kTwo, 0)).ok());
   EXPECT_DOUBLE_EQ(p.cost, 8);
@@ -55,8 +56,8 @@ TEST(MixedPackerTest, BeatsEverySingleTypeWhenBothResourcesBind) {
   // the 64 cores. The LP mix is 5.5 core nodes + 4.5 memory nodes (9.96); 7 core
   // nodes of 6 hot models and 5 memory nodes of 8 cold ones make 12 (1.20x).
   std::vector<PackItem> items;
-  for (int i = 0; i < 40; ++i) items.push_back(Item(i, 1.5, kGi / 2));
-  for (int i = 40; i < 80; ++i) items.push_back(Item(i, 0.1, 12 * kGi));
+  for (int i = 0; i < 40; ++i) items.push_back(MixedItem(i, 1.5, kGi / 2));
+  for (int i = 40; i < 80; ++i) items.push_back(MixedItem(i, 0.1, 12 * kGi));
   MixedPacking p = PackMixed(items, kTwo, 0);
   ASSERT_TRUE(CheckPacking(p.packing, items, ShapesOf(kTwo, 0)).ok());
   const CostBound bound = ComputeCostBound(items, kTwo, 0);
@@ -75,8 +76,8 @@ TEST(MixedPackerTest, RandomSetsArePackedValidlyAndNeverUnderTheBound) {
   for (int round = 0; round < 10; ++round) {
     std::vector<PackItem> items;
     for (int i = 0; i < 150; ++i) {
-      items.push_back(Item(i, std::min(cores(rng), 12.0),
-                           static_cast<int64_t>(std::min(memory_gib(rng), 25.0) * kGi)));
+      items.push_back(MixedItem(i, std::min(cores(rng), 12.0),
+                                static_cast<int64_t>(std::min(memory_gib(rng), 25.0) * kGi)));
     }
     MixedPacking p = PackMixed(items, types, 0.2);
     ASSERT_TRUE(CheckPacking(p.packing, items, ShapesOf(types, 0.2)).ok()) << "round " << round;
@@ -91,7 +92,7 @@ TEST(MixedPackerTest, RandomSetsArePackedValidlyAndNeverUnderTheBound) {
 }
 
 TEST(CheckPackingWithTypesTest, ChecksEachNodeAgainstItsType) {
-  std::vector<PackItem> items = {Item(0, 9, kGi), Item(1, 1, 90 * kGi)};
+  std::vector<PackItem> items = {MixedItem(0, 9, kGi), MixedItem(1, 1, 90 * kGi)};
   const std::vector<NodeShape> shapes = ShapesOf(kTwo, 0);
   Packing p;
   NodeLoad a, b;

@@ -5,12 +5,14 @@
 
 #include <random>
 
+#include "unit/support/test_units.h"
+
 namespace inferd::plan {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kGi = int64_t{1} << 30;
+using test_support::kGi;
 
 PackItem Item(double cores, int64_t memory) {
   PackItem it;

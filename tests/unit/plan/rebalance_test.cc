@@ -7,13 +7,14 @@
 #include <sstream>
 
 #include "plan/plan_report.h"
+#include "unit/support/test_units.h"
 
 namespace inferd::plan {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kGi = int64_t{1} << 30;
+using test_support::kGi;
 
 const std::vector<NodeType> kTypes = {
     {"a", 16, 32 * kGi, 0.68}, {"b", 8, 64 * kGi, 0.50}, {"c", 4, 128 * kGi, 0.80}};

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr const char* kConfig =
+constexpr const char* kCalibratedConfig =
     "max_batch_size: 8\ninputs: [{name: x, datatype: FP32, shape: [16]}]\n";
 
 class StoreCalibrationTest : public ::testing::Test {
@@ -74,7 +74,7 @@ class StoreCalibrationTest : public ::testing::Test {
 };
 
 TEST_F(StoreCalibrationTest, CalibratesTheHighestVersionOnTheLadderWithTheSchedulersRule) {
-  const auto config = AddModel("m", kConfig, {1, 3, 2});
+  const auto config = AddModel("m", kCalibratedConfig, {1, 3, 2});
   // Per item: 1.0, 0.8, 0.78 (saves under 5% over 2: not chosen), 0.5.
   auto options = FakeTimes(ModelPath("m", 3), {{1, 1.0}, {2, 1.6}, {4, 3.12}, {8, 4.0}});
   auto r = CalibrateStoreModel(backend_, store_.string(), config, {2, {4, 5}, 2}, options);
@@ -97,14 +97,14 @@ TEST_F(StoreCalibrationTest, CalibratesTheHighestVersionOnTheLadderWithTheSchedu
 }
 
 TEST_F(StoreCalibrationTest, ALoadThatFailsAndAMissingVersionNameTheModel) {
-  const auto broken = AddModel("broken", kConfig, {1}, "fail: not TorchScript");
+  const auto broken = AddModel("broken", kCalibratedConfig, {1}, "fail: not TorchScript");
   auto r = CalibrateStoreModel(backend_, store_.string(), broken, {0, {}, 1});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr("model 'broken': "));
   EXPECT_THAT(r.status().message(), HasSubstr("fake load failure"));
 
-  const auto empty = AddModel("empty", kConfig, {});
+  const auto empty = AddModel("empty", kCalibratedConfig, {});
   r = CalibrateStoreModel(backend_, store_.string(), empty, {0, {}, 1});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("model 'empty': no version folder"));

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/support/test_units.h"
+
 namespace inferd::repository {
 namespace {
 
-TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
+using test_support::At;
 
 TEST(CachePolicy, NothingIsEvictedWhenTheLoadFits) {
   auto plan = PlanEviction({{"a", 10, At(1)}}, 50, 50, 100);

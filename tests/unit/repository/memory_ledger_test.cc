@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/support/test_units.h"
+
 namespace inferd::repository::internal {
 namespace {
 
-TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
+using test_support::At;
 
 TEST(MemoryLedger, ReservationsCountAsCommittedUntilUnreserved) {
   MemoryLedger ledger(1000);

@@ -15,9 +15,9 @@ using testing::kConfig;
 using testing::RepositoryTest;
 
 constexpr char kReason[] = "its forward ran 61000 ms, past max_execution_ms 3000";
-const std::string kLazy = std::string(kConfig) + "load: lazy\n";
+const std::string kLazyConfig = std::string(kConfig) + "load: lazy\n";
 
-scheduler::InferenceRequest Request() {
+scheduler::InferenceRequest OneRequest() {
   scheduler::InferenceRequest r;
   r.inputs = {{"x", Tensor::Allocate(DataType::kFp32, {1, 2})}};
   return r;
@@ -58,7 +58,7 @@ TEST_F(QuarantineTest, AHungForwardTakesTheVersionOutOfServiceWithItsReason) {
   ASSERT_TRUE(model);
   model->CloseGate();
   std::promise<StatusOr<scheduler::InferenceResponse>> answer;
-  ASSERT_TRUE(held->Enqueue(Request(),
+  ASSERT_TRUE(held->Enqueue(OneRequest(),
                             [&](StatusOr<scheduler::InferenceResponse> r) {
                               answer.set_value(std::move(r));
                             })
@@ -109,7 +109,7 @@ TEST_F(QuarantineTest, AHungForwardTakesTheVersionOutOfServiceWithItsReason) {
 }
 
 TEST_F(QuarantineTest, ALazyModelIsNotLoadedAgainOnDemand) {
-  AddModel("a", kLazy, {1});
+  AddModel("a", kLazyConfig, {1});
   auto& repo = Open();
   ASSERT_TRUE(AcquireNow("a").ok());
   ASSERT_TRUE(repo.Quarantine("a", 1, kReason).ok());
@@ -158,7 +158,7 @@ TEST_F(QuarantineTest, AnInstanceAlreadyReplacedIsNotQuarantined) {
 }
 
 TEST_F(QuarantineTest, BadAsksAreRefused) {
-  AddModel("a", kLazy, {1});
+  AddModel("a", kLazyConfig, {1});
   auto& repo = Open();
   EXPECT_EQ(repo.Quarantine("nope", 1, kReason).code(), StatusCode::kNotFound);
   EXPECT_EQ(repo.Quarantine("a", 7, kReason).code(), StatusCode::kNotFound);

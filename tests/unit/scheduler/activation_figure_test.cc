@@ -11,6 +11,7 @@
 
 #include "scheduler/scheduler.h"
 #include "unit/scheduler/test_util.h"
+#include "unit/support/test_units.h"
 
 namespace inferd::scheduler {
 namespace {
@@ -18,9 +19,9 @@ namespace {
 using testing::Config;
 using testing::FloatTensor;
 
-constexpr int64_t kMiB = int64_t{1} << 20;
+using test_support::kMiB;
 
-struct FakeProcess {
+struct FakeFigureProcess {
   std::atomic<int64_t> resident{300 * kMiB};
   std::atomic<int64_t> peak{300 * kMiB};
   MemoryProbe Probe() {
@@ -35,7 +36,7 @@ struct FakeProcess {
 // Identity; each forward holds 10 MiB per item at its peak.
 class PeakModel : public backend::Model {
  public:
-  explicit PeakModel(FakeProcess* process) : process_(process) {}
+  explicit PeakModel(FakeFigureProcess* process) : process_(process) {}
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override {
     ++calls;
     const int64_t bytes = inputs[0].tensor.shape()[0] * 10 * kMiB;
@@ -49,7 +50,7 @@ class PeakModel : public backend::Model {
   std::atomic<int> calls{0};
 
  private:
-  FakeProcess* process_;
+  FakeFigureProcess* process_;
 };
 
 class ActivationFigureTest : public ::testing::Test {
@@ -92,7 +93,7 @@ class ActivationFigureTest : public ::testing::Test {
     return registry_.GetGauge(name, "", {{"model", "m"}, {"version", "1"}}).value();
   }
 
-  FakeProcess process_;
+  FakeFigureProcess process_;
   std::shared_ptr<PeakModel> model_ = std::make_shared<PeakModel>(&process_);
   metrics::Registry registry_;
   std::unique_ptr<Scheduler> scheduler_;

@@ -10,10 +10,12 @@
 #include <sstream>
 #include <string>
 
+#include "unit/support/test_units.h"
+
 namespace inferd::scheduler {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
+using test_support::kMiB;
 
 // The kernel's figures of this process, as the server reads them.
 int64_t Resident() {

@@ -9,6 +9,7 @@
 
 #include "scheduler/batch_runner.h"
 #include "unit/scheduler/test_util.h"
+#include "unit/support/test_units.h"
 
 namespace inferd::scheduler {
 namespace {
@@ -17,7 +18,7 @@ using testing::Config;
 using testing::Floats;
 using testing::FloatTensor;
 
-constexpr int64_t kMiB = int64_t{1} << 20;
+using test_support::kMiB;
 
 // output = input + 1; records each batch's items.
 class CountingModel : public backend::Model {

@@ -4,10 +4,12 @@
 
 #include <vector>
 
+#include "unit/support/test_units.h"
+
 namespace inferd::scheduler {
 namespace {
 
-TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
+using test_support::At;
 
 Contender Make(int level, double start, double cost, int weight, int arrival_ms) {
   Contender c;

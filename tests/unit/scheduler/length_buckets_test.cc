@@ -106,7 +106,7 @@ TEST(CountTokensTest, CountsThePaddingToTheLongest) {
 }
 
 // AddOne on a [-1] input, recording each batch's shape.
-class RecordingModel : public backend::Model {
+class LengthRecordingModel : public backend::Model {
  public:
   StatusOr<std::vector<NamedTensor>> Execute(const std::vector<NamedTensor>& inputs) override {
     const Tensor& in = inputs[0].tensor;
@@ -124,7 +124,7 @@ TEST(BatchRunnerByLengthTest, CutsTheBatchByLengthAndAnswersEveryRequestItsOwnRo
   config::ModelConfig c = testing::Config(8, 0, {-1});
   c.inputs[0].pad_value = 0;
   c.outputs[0].dims = {-1};
-  auto model = std::make_shared<RecordingModel>();
+  auto model = std::make_shared<LengthRecordingModel>();
   BatchRunner::Options o;
   o.name = "m:1";
   o.config = c;
@@ -169,7 +169,7 @@ TEST(BatchRunnerByLengthTest, CutsTheBatchByLengthAndAnswersEveryRequestItsOwnRo
   EXPECT_EQ(padded->value(), 9 - 7);
 }
 
-// The runner of RecordingModel on [-1] inputs with pad_value 0, and a
+// The runner of LengthRecordingModel on [-1] inputs with pad_value 0, and a
 // request of each of `lengths` whose answer goes to results[i].
 struct ByLength {
   explicit ByLength(const std::vector<int64_t>& lengths) : results(lengths.size()) {
@@ -189,7 +189,7 @@ struct ByLength {
       batch.push_back(std::move(q));
     }
   }
-  std::shared_ptr<RecordingModel> model = std::make_shared<RecordingModel>();
+  std::shared_ptr<LengthRecordingModel> model = std::make_shared<LengthRecordingModel>();
   std::unique_ptr<BatchRunner> runner;
   std::vector<QueuedRequest> batch;
   std::vector<std::optional<StatusOr<InferenceResponse>>> results;

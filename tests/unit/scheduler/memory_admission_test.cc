@@ -5,10 +5,12 @@
 #include <atomic>
 #include <thread>
 
+#include "unit/support/test_units.h"
+
 namespace inferd::scheduler {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
+using test_support::kMiB;
 
 AdmissionFigures Figures(int64_t limit, int64_t resident, int64_t reserved = 0) {
   return {limit * kMiB, resident * kMiB, reserved * kMiB};

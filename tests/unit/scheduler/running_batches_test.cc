@@ -5,10 +5,12 @@
 #include <memory>
 #include <vector>
 
+#include "unit/support/test_units.h"
+
 namespace inferd::scheduler {
 namespace {
 
-TimePoint At(int ms) { return TimePoint() + std::chrono::milliseconds(ms); }
+using test_support::At;
 
 RunningBatches::Tracked Request(int deadline_ms, std::vector<int>* answered, int id) {
   return {At(deadline_ms),
