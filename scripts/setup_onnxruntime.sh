@@ -7,10 +7,11 @@
 #     fetched: its install script, which would download a CUDA provider, never runs);
 #   - the C/C++ headers of API version 29 from com.github.asus4.onnxruntime
 #     (the C API is versioned: headers of 29 work with a 1.30 library).
-# Idempotent: does nothing when the pinned versions are there. Node.js is not
-# needed at run time.
-# Optional: without npm or the npm registry (some CI machines) it warns and
-# exits 0; the build then has no onnxruntime backend (CMake says so, and
+# The tarballs come from the npm registry by npm_tarball.py (checked against
+# the registry's sha512, as npm does): neither npm nor Node.js is needed.
+# Idempotent: does nothing when the pinned versions are there.
+# Optional: without the npm registry (some CI machines) it warns and exits 0
+# within seconds; the build then has no onnxruntime backend (CMake says so, and
 # tests/e2e/test_onnxruntime.py skips when the server says it is not built).
 set -euo pipefail
 
@@ -28,19 +29,12 @@ if [ -f "$dest/lib/libonnxruntime.so.1" ] && [ -f "$dest/include/onnxruntime_cxx
    [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$stamp" ]; then
   exit 0
 fi
-if ! command -v npm > /dev/null; then  # any npm will do (a NodeSource nodejs brings its own)
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
-  { $SUDO apt-get update -q &&
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends npm; } ||
-    skip "no npm on the PATH and apt-get could not install Debian's npm"
-  command -v npm > /dev/null || skip "no npm on the PATH after installing Debian's npm"
-fi
 echo "setup: installing ONNX Runtime ($stamp) into $dest"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && npm pack --silent "$ORT_NODE" "$ORT_HEADERS" > /dev/null) ||
-  skip "npm pack $ORT_NODE $ORT_HEADERS failed (no npm registry reachable?)"
+for pkg in "$ORT_NODE" "$ORT_HEADERS"; do
+  err=$(python3 "$(dirname "$0")/npm_tarball.py" "$pkg" "$tmp" 2>&1 > /dev/null) || skip "$err"
+done
 mkdir -p "$tmp/node" "$tmp/headers"
 tar -xzf "$tmp"/onnxruntime-node-*.tgz -C "$tmp/node" package/bin/napi-v6/linux/x64/libonnxruntime.so.1 ||
   skip "$ORT_NODE has no bin/napi-v6/linux/x64/libonnxruntime.so.1"
