@@ -7,7 +7,10 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ pkg-config
-  libtorch-dev libopenblas0-openmp
+  # OpenBLAS's OpenMP build: the pthread one (which libtorch's and scipy's
+  # dependencies would otherwise pull in, and which wins the libblas.so.3
+  # alternative) starts threads of its own beside the executors, unpinned.
+  libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   libhwloc-dev hwloc
   libboost-dev libsimdjson-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   libopencv-imgcodecs-dev libopencv-imgproc-dev libjpeg62-turbo-dev libicu-dev libsentencepiece-dev
@@ -41,6 +44,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# A machine that has the pthread build too (installed before): the OpenMP one
+# chosen for libblas.so.3 and liblapack.so.3 (libtorch's BLAS and LAPACK).
+for lib in libblas.so.3 liblapack.so.3; do
+  link=$lib-x86_64-linux-gnu
+  want=/usr/lib/x86_64-linux-gnu/openblas-openmp/$lib
+  if [ -e "$want" ] && update-alternatives --query "$link" 2>/dev/null | grep -q '^Value: .*openblas-pthread'; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+    echo "setup: $lib: OpenBLAS's OpenMP build instead of its pthread build"
+    $SUDO update-alternatives --set "$link" "$want"
+  fi
+done
 # ONNX Runtime (backend: onnxruntime) is not a Debian package: from npm, pinned
 # (setup_onnxruntime.sh installs Debian's npm when no npm is on the PATH).
 bash "$(dirname "$0")/setup_onnxruntime.sh"
