@@ -56,6 +56,6 @@ for lib in libblas.so.3 liblapack.so.3; do
     $SUDO update-alternatives --set "$link" "$want"
   fi
 done
-# ONNX Runtime (backend: onnxruntime) is not a Debian package: from npm, pinned
-# (setup_onnxruntime.sh installs Debian's npm when no npm is on the PATH).
+# ONNX Runtime (backend: onnxruntime) is not a Debian package: from the npm
+# registry, pinned (setup_onnxruntime.sh; no npm needed).
 bash "$(dirname "$0")/setup_onnxruntime.sh"
