@@ -102,9 +102,11 @@ def test_classifier_answers_equal_pytorch_on_every_held_out_text(text_server, te
         model_file=os.path.join(text_store, "text_classifier", "tokenizer.model"))
     token_lists = [spm_ids(sp, t) for t in texts]
     lengths = sorted(len(t) for t in token_lists)
-    # The corpus is this machine's dpkg status: its shortest text depends on what is installed
-    # (16 tokens on a bare Debian 12 with setup.sh's packages, fewer on a desktop).
-    assert lengths[0] <= 32 and lengths[-1] > 100, f"the held-out lengths do not mix: {lengths}"
+    # Short and long texts in one set. The corpus is this machine's dpkg status, so its shortest
+    # text depends on what is installed: under 16 tokens here, 16-34 on bare Debian 12 machines
+    # with setup.sh's packages.
+    assert lengths[-1] > 100 and lengths[-1] >= 4 * lengths[0], \
+        f"the held-out lengths do not mix: {lengths}"
     probs = reference(text_store, "text_classifier", token_lists)
     answers = post_all(text_server.http, "text_classifier", texts)
     check_answers(answers, probs, labels, texts)

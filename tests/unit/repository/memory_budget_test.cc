@@ -97,6 +97,10 @@ TEST(MemoryBudget, ReadsThisProcessResidentMemory) {
   EXPECT_GT(ReadResidentBytes(), 1 << 20);
   EXPECT_EQ(FormatBytes(512), "512 B");
   EXPECT_EQ(FormatBytes(3 << 19), "1.5 MiB");
+  // One unit whatever the size, for messages that compare figures.
+  EXPECT_EQ(FormatMiB(3 << 19), "1.5 MiB");
+  EXPECT_EQ(FormatMiB(int64_t{3} << 30), "3072.0 MiB");
+  EXPECT_EQ(FormatMiB(0), "0.0 MiB");
 }
 
 TEST_F(MemoryLimitTest, ThePeakIsVmHWMAndTakingItResetsIt) {
