@@ -33,14 +33,14 @@ if [ "${1:-}" = image ]; then packages+=(mmdebstrap buildah); fi
 # `scripts/setup.sh fuzz`: also libFuzzer and clang's sanitizer runtimes (make fuzz).
 if [ "${1:-}" = fuzz ]; then packages+=(libclang-rt-14-dev); fi
 
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
@@ -50,8 +50,6 @@ for lib in libblas.so.3 liblapack.so.3; do
   link=$lib-x86_64-linux-gnu
   want=/usr/lib/x86_64-linux-gnu/openblas-openmp/$lib
   if [ -e "$want" ] && update-alternatives --query "$link" 2>/dev/null | grep -q '^Value: .*openblas-pthread'; then
-    SUDO=""
-    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
     echo "setup: $lib: OpenBLAS's OpenMP build instead of its pthread build"
     $SUDO update-alternatives --set "$link" "$want"
   fi
