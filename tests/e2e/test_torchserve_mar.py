@@ -264,10 +264,11 @@ def test_dying_handler_fails_its_request_only_and_comes_back(mar_server):
         assert r.status in (500, 503), r.body
     # The fifth death's 500 may reach the client a moment before the model's state
     # changes (the batch is answered first): wait for it, briefly.
-    described = wait_until(
-        lambda: (lambda d: d if d["status"] != "READY" else None)(
-            json.loads(get(mar_server.management, "/models/custom_die").body)[0]),
-        10, "custom_die to leave READY")
+    def out_of_ready():
+        d = json.loads(get(mar_server.management, "/models/custom_die").body)[0]
+        return d if d["status"] != "READY" else None
+
+    described = wait_until(out_of_ready, 10, "custom_die to leave READY")
     assert described["status"] == "QUARANTINED" and "failed 5 times" in described["reason"]
     r = predict(mar_server.http, "custom_die", json.dumps({"x": [1, 2, 3, 4]}))
     assert r.status == 503 and b"QUARANTINED" in r.body
