@@ -84,6 +84,7 @@ image-test: image models
 # Clang's thread-safety analysis (-Wthread-safety -Werror) over src/, using
 # the compile commands of $(BUILD); syntax only, no second build.
 thread-safety: build
+	@bash scripts/setup.sh thread-safety
 	$(PYTHON) tools/check_thread_safety.py --build $(BUILD)
 
 .PHONY: fuzz fuzz-build

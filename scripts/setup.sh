@@ -26,12 +26,14 @@ packages=(
   libxgboost-dev python3-xgboost  # backend: xgboost (src/backend/xgboost) and its reference answers
   libzip-dev  # TorchServe model archives (src/archive: .mar files are zips)
   python3-onnx  # inferd optimize: the int8 copy of an ONNX export (tools/optimize_export.py)
-  clang-14  # make thread-safety: clang's -Wthread-safety over src/ (CI)
 )
 # `scripts/setup.sh image`: also the tools of deploy/image/ (make image, make image-test).
 if [ "${1:-}" = image ]; then packages+=(mmdebstrap buildah); fi
-# `scripts/setup.sh fuzz`: also libFuzzer and clang's sanitizer runtimes (make fuzz).
-if [ "${1:-}" = fuzz ]; then packages+=(libclang-rt-14-dev); fi
+# `scripts/setup.sh thread-safety`: also clang (make thread-safety, CI: its
+# -Wthread-safety over src/; 42 MB that `make test` does not need).
+if [ "${1:-}" = thread-safety ]; then packages+=(clang-14); fi
+# `scripts/setup.sh fuzz`: also clang, libFuzzer and its sanitizer runtimes (make fuzz).
+if [ "${1:-}" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
