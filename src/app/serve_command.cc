@@ -16,6 +16,7 @@
 #include "auth/exposure.h"
 #include "auth/key_store.h"
 #include "backend/backend_set.h"
+#include "common/thread_team.h"
 #include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "memory/allocator.h"
@@ -422,6 +423,13 @@ int RunServe(const ServeOptions& options) {
   if (!idle || stuck > 0) {
     // Destroying the scheduler would wait for the forwards still running:
     // end the process here, within the grace period, without destructors.
+    // Threads given up at SCHED_IDLE get their priority back first: else
+    // they die, and the process ends, only once other processes leave
+    // their cores free.
+    if (const int low = RaiseLoweredForExit(); low > 0) {
+      spdlog::warn("inferd: {} thread(s) given up stay at SCHED_IDLE (raising them needs "
+                   "CAP_SYS_NICE): the process ends once they get a core", low);
+    }
     spdlog::info("inferd: stopped, abandoning what still runs");
     spdlog::shutdown();
     std::fflush(nullptr);

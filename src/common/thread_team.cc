@@ -2,7 +2,9 @@
 
 #include <sched.h>
 
+#include <cerrno>
 #include <map>
+#include <set>
 #include <mutex>
 #include <utility>
 
@@ -18,6 +20,14 @@ std::map<int, std::vector<int>>& Teams() {
   static auto* teams = new std::map<int, std::vector<int>>();  // never destroyed: used at exit
   return *teams;
 }
+
+// Under TeamsMutex(): the threads LowerToIdle lowered, and whether the
+// process is ending (RaiseLoweredForExit was called).
+std::set<int>& Lowered() {
+  static auto* lowered = new std::set<int>();  // never destroyed: used at exit
+  return *lowered;
+}
+bool exiting = false;
 
 }  // namespace
 
@@ -38,14 +48,33 @@ void ForgetThreadTeam(int owner) {
 }
 
 int LowerToIdle(int owner) {
-  std::vector<int> threads = ThreadTeamOf(owner);
+  // Lowered under the mutex, so that none is lowered after
+  // RaiseLoweredForExit raised the others.
+  std::lock_guard<std::mutex> lock(TeamsMutex());
+  if (exiting) return 0;
+  std::vector<int> threads;
+  if (auto it = Teams().find(owner); it != Teams().end()) threads = it->second;
   threads.insert(threads.begin(), owner);
   int lowered = 0;
   for (int tid : threads) {
     sched_param param{};
-    if (sched_setscheduler(tid, SCHED_IDLE, &param) == 0) ++lowered;
+    if (sched_setscheduler(tid, SCHED_IDLE, &param) == 0) {
+      Lowered().insert(tid);
+      ++lowered;
+    }
   }
   return lowered;
+}
+
+int RaiseLoweredForExit() {
+  std::lock_guard<std::mutex> lock(TeamsMutex());
+  exiting = true;
+  int failed = 0;
+  for (int tid : Lowered()) {
+    sched_param param{};
+    if (sched_setscheduler(tid, SCHED_OTHER, &param) != 0 && errno != ESRCH) ++failed;
+  }
+  return failed;
 }
 
 }  // namespace inferd

@@ -19,7 +19,17 @@ std::vector<int> ThreadTeamOf(int owner);
 // Forgets `owner`'s team (the thread ends; its id may be reused).
 void ForgetThreadTeam(int owner);
 // Sets `owner` and its team to SCHED_IDLE: they run only when a core has
-// nothing else to run. Returns how many threads were lowered.
+// nothing else to run. Returns how many threads were lowered; none once
+// RaiseLoweredForExit was called.
 int LowerToIdle(int owner);
+
+// For a process about to end with lowered threads still running: returns
+// each thread LowerToIdle lowered to SCHED_OTHER, and lowers none from then
+// on. A thread has to run to die, so a SCHED_IDLE thread holds up the
+// process's end for as long as other processes keep its core busy (seconds
+// when they saturate the machine). The kernel lets a thread leave SCHED_IDLE
+// only with CAP_SYS_NICE: returns how many could not be raised (EPERM
+// without it; a thread that has ended already does not count).
+int RaiseLoweredForExit();
 
 }  // namespace inferd
