@@ -204,6 +204,7 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   LogPlan(*budget, *plan);
+  SetIdleCores(budget->usable_cpus());  // where threads given up may run
 
   metrics::Registry registry;
   topology::ExportPlanMetrics(*budget, *plan, registry);

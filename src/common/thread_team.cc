@@ -28,6 +28,10 @@ std::set<int>& Lowered() {
   return *lowered;
 }
 bool exiting = false;
+std::vector<int>& IdleCores() {
+  static auto* cores = new std::vector<int>();  // never destroyed: used at exit
+  return *cores;
+}
 
 }  // namespace
 
@@ -47,6 +51,11 @@ void ForgetThreadTeam(int owner) {
   Teams().erase(owner);
 }
 
+void SetIdleCores(std::vector<int> cores) {
+  std::lock_guard<std::mutex> lock(TeamsMutex());
+  IdleCores() = std::move(cores);
+}
+
 int LowerToIdle(int owner) {
   // Lowered under the mutex, so that none is lowered after
   // RaiseLoweredForExit raised the others.
@@ -55,10 +64,15 @@ int LowerToIdle(int owner) {
   std::vector<int> threads;
   if (auto it = Teams().find(owner); it != Teams().end()) threads = it->second;
   threads.insert(threads.begin(), owner);
+  cpu_set_t spread;
+  CPU_ZERO(&spread);
+  for (int core : IdleCores()) CPU_SET(core, &spread);
   int lowered = 0;
   for (int tid : threads) {
     sched_param param{};
     if (sched_setscheduler(tid, SCHED_IDLE, &param) == 0) {
+      // After the lowering: never a normal thread on a core not its own.
+      if (!IdleCores().empty()) (void)sched_setaffinity(tid, sizeof(spread), &spread);
       Lowered().insert(tid);
       ++lowered;
     }

@@ -18,9 +18,14 @@ void NoteThreadTeam(int owner, std::vector<int> members);
 std::vector<int> ThreadTeamOf(int owner);
 // Forgets `owner`'s team (the thread ends; its id may be reused).
 void ForgetThreadTeam(int owner);
-// Sets `owner` and its team to SCHED_IDLE: they run only when a core has
-// nothing else to run. Returns how many threads were lowered; none once
-// RaiseLoweredForExit was called.
+// The cores a lowered thread may run on (the process's usable cores): a
+// thread at SCHED_IDLE runs on the idle cycles of any of them, not only of
+// the one core it was pinned to, which another process may keep busy. Empty
+// (the default): lowering leaves the affinity as it was.
+void SetIdleCores(std::vector<int> cores);
+// Sets `owner` and its team to SCHED_IDLE, allowed on SetIdleCores' cores:
+// they run only when a core has nothing else to run. Returns how many
+// threads were lowered; none once RaiseLoweredForExit was called.
 int LowerToIdle(int owner);
 
 // For a process about to end with lowered threads still running: returns

@@ -1,5 +1,5 @@
 // ThreadTeam: LowerToIdle lowers a thread and its recorded team to
-// SCHED_IDLE; RaiseLoweredForExit gives them SCHED_OTHER back (with
+// SCHED_IDLE, allowed on the idle cores; RaiseLoweredForExit gives them SCHED_OTHER back (with
 // CAP_SYS_NICE) and lowers none after it. The raise is for a process about
 // to end, so each case runs in a child process of its own (a death test).
 #include "common/thread_team.h"
@@ -57,9 +57,16 @@ class TwoThreads {
 int LowerThenRaise() {
   TwoThreads t;
   NoteThreadTeam(t.owner(), {t.member()});
+  SetIdleCores({0});  // the threads start allowed on every core
   if (LowerToIdle(t.owner()) != 2) return std::fprintf(stderr, "lowered != 2\n"), 1;
   for (int tid : {t.owner(), t.member()}) {
     if (sched_getscheduler(tid) != SCHED_IDLE) return std::fprintf(stderr, "not idle\n"), 2;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(tid, sizeof(set), &set) != 0 || CPU_COUNT(&set) != 1 ||
+        !CPU_ISSET(0, &set)) {
+      return std::fprintf(stderr, "not on the idle cores (%d cpus)\n", CPU_COUNT(&set)), 7;
+    }
   }
   const int failed = RaiseLoweredForExit();
   // Leaving SCHED_IDLE needs CAP_SYS_NICE; without it both stay lowered.
