@@ -404,6 +404,13 @@ int RunServe(const ServeOptions& options) {
     for (const auto& line : (*scheduler)->DescribeRunning()) {
       spdlog::warn("drain: abandoning the batch of {}", line);
     }
+    // Told now, so that the ports close on answers written, not on clients
+    // still waiting.
+    const size_t told = (*scheduler)->AnswerUnfinished(Unavailable(fmt::format(
+        "inferd is shutting down: its drain's grace period ({} s) ended before this request "
+        "was answered",
+        options.drain_timeout_s)));
+    spdlog::warn("drain: {} request(s) answered 503, unfinished", told);
   }
   if (stuck > 0) {
     spdlog::warn("drain: abandoning {} executor thread(s) stuck in forwards given up earlier", stuck);
@@ -412,14 +419,15 @@ int RunServe(const ServeOptions& options) {
                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::Real()->Now() -
                                                                      drain_start)
                    .count());
-  for (auto& s : servers) s->Stop();
-  // gRPC calls still in flight (a repository load or unload, an answer being
+  // Calls still in flight (a repository load or unload, an answer being
   // sent) get what is left of the grace period, at least a second to send
   // the answers just computed: a fresh stop_grace here would let SIGTERM
   // take up to the drain's grace plus 5 s.
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      drain_start + grace - Clock::Real()->Now());
-  (*grpc_server)->Stop(std::max(left, std::chrono::milliseconds(1000)));
+  const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 drain_start + grace - Clock::Real()->Now()),
+                             std::chrono::milliseconds(1000));
+  for (auto& s : servers) s->Stop(left);
+  (*grpc_server)->Stop(left);
   (*recovery)->MarkClean();  // what still runs is abandoned on purpose
   if (!idle || stuck > 0) {
     // Destroying the scheduler would wait for the forwards still running:

@@ -7,6 +7,8 @@
 // Thread-safety: every function may be called from any thread.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <vector>
 
 namespace inferd {
@@ -27,6 +29,10 @@ void SetIdleCores(std::vector<int> cores);
 // they run only when a core has nothing else to run. Returns how many
 // threads were lowered; none once RaiseLoweredForExit was called.
 int LowerToIdle(int owner);
+
+// The CPU time thread `tid` of this process has run (its own clock, as
+// pthread_getcpuclockid gives, by OS id); nullopt once it has ended.
+std::optional<std::chrono::nanoseconds> ThreadCpuTime(int tid);
 
 // For a process about to end with lowered threads still running: returns
 // each thread LowerToIdle lowered to SCHED_OTHER, and lowers none from then

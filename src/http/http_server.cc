@@ -107,10 +107,12 @@ class HttpServer::Impl {
     }
   }
 
-  void Stop() {
+  void Stop() { Stop(options_.stop_grace); }
+
+  void Stop(std::chrono::milliseconds grace) {
     if (stopped_) return;
     stopped_ = true;
-    if (!threads_.empty()) FinishConnections();
+    if (!threads_.empty()) FinishConnections(grace);
     io_->stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
@@ -130,8 +132,8 @@ class HttpServer::Impl {
 
  private:
   // While the network threads still run: refuse new connections, close idle
-  // ones, and wait (up to stop_grace) for busy ones to write their answers.
-  void FinishConnections() {
+  // ones, and wait (up to `grace`) for busy ones to write their answers.
+  void FinishConnections(std::chrono::milliseconds grace) {
     std::promise<void> closed;
     net::post(acceptor_.get_executor(), [this, &closed] {
       boost::system::error_code ignored;
@@ -141,7 +143,7 @@ class HttpServer::Impl {
     });
     closed.get_future().wait();
     for (auto& c : LiveConnections()) c->Shutdown();
-    const auto deadline = std::chrono::steady_clock::now() + options_.stop_grace;
+    const auto deadline = std::chrono::steady_clock::now() + grace;
     while (!LiveConnections().empty() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -312,5 +314,6 @@ HttpServer::~HttpServer() = default;
 uint16_t HttpServer::port() const { return impl_->port(); }
 void HttpServer::Start() { impl_->Start(); }
 void HttpServer::Stop() { impl_->Stop(); }
+void HttpServer::Stop(std::chrono::milliseconds grace) { impl_->Stop(grace); }
 
 }  // namespace inferd::http

@@ -74,7 +74,10 @@ class HttpServer {
 
   uint16_t port() const;
   void Start();
+  // Closes the port and idle connections, waits up to stop_grace (or
+  // `grace`) for busy ones to write their answers, then joins the threads.
   void Stop();
+  void Stop(std::chrono::milliseconds grace);
 
  private:
   class Impl;

@@ -109,7 +109,7 @@ std::vector<RunningBatches::Entry> Scheduler::Impl::TakeOverdue(TimePoint now, s
   if (stopping_ || idle_ > 0 || left <= 0) return {};
   const std::vector<const ScheduledModel*> waiting = WaitingModels();
   if (waiting.empty()) return {};
-  return running_.TakeOverdue(now, static_cast<size_t>(left), waiting);
+  return running_.TakeOverdue(now, static_cast<size_t>(left), waiting, options_.thread_cpu_time);
 }
 
 std::string Scheduler::Impl::Demote(const RunningBatches::Entry& e, TimePoint now,

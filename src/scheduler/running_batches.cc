@@ -13,6 +13,20 @@ namespace {
 // candidate is not to be quarantined for that).
 bool HeldTillItsThreadEnds(const RunningBatches::Entry& e) { return e.demoted && e.spare; }
 
+// A demoted batch at its limit that has run less than it: the limit moves
+// on by what is left. Its run: the time before the demotion (at normal
+// priority, on its executor) plus the CPU time its thread got since.
+void MoveOnIfStarved(RunningBatches::Entry& e, TimePoint now, const RunningBatches::ThreadCpu& cpu) {
+  if (!e.demoted || !cpu || !e.cpu_at_demotion) return;
+  const std::optional<Duration> used = cpu(e.thread_id);
+  if (!used) return;
+  const Duration ran = (e.demoted_at - e.start) + (*used - *e.cpu_at_demotion);
+  const Duration limit = e.run_limit();
+  if (ran >= limit) return;
+  e.moved_limit = limit;
+  e.limit = now + (limit - ran);
+}
+
 }  // namespace
 
 RunningBatches::Token RunningBatches::Begin(Entry entry) {
@@ -52,10 +66,11 @@ std::optional<RunningBatches::Entry> RunningBatches::End(Token token) {
   return e;
 }
 
-RunningBatches::Due RunningBatches::TakeDue(TimePoint now) {
+RunningBatches::Due RunningBatches::TakeDue(TimePoint now, const ThreadCpu& cpu) {
   Due due;
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& e = it->second;
+    if (e.limit <= now && !HeldTillItsThreadEnds(e)) MoveOnIfStarved(e, now, cpu);
     if (e.limit <= now && !HeldTillItsThreadEnds(e)) {
       due.hung.push_back(std::move(e));
       it = entries_.erase(it);
@@ -117,7 +132,8 @@ bool OthersWait(const ScheduledModel* own, const std::vector<const ScheduledMode
 }  // namespace
 
 std::vector<RunningBatches::Entry> RunningBatches::TakeOverdue(
-    TimePoint now, size_t at_most, const std::vector<const ScheduledModel*>& waiting) {
+    TimePoint now, size_t at_most, const std::vector<const ScheduledModel*>& waiting,
+    const ThreadCpu& cpu) {
   std::vector<Token> tokens;
   for (const auto& [token, e] : entries_) {
     if (!e.demoted && !e.requests.empty() && e.overdue_at <= now &&
@@ -133,6 +149,8 @@ std::vector<RunningBatches::Entry> RunningBatches::TakeOverdue(
   for (Token t : tokens) {
     Entry& e = entries_.at(t);
     e.demoted = true;
+    e.demoted_at = now;
+    if (cpu) e.cpu_at_demotion = cpu(e.thread_id);
     // Everything but its requests, which stay tracked here.
     std::vector<Tracked> requests = std::move(e.requests);
     Entry copy = e;
@@ -155,6 +173,14 @@ TimePoint RunningBatches::NextOverdue(const std::vector<const ScheduledModel*>& 
 bool RunningBatches::OnExecutor(Token token) const {
   auto it = entries_.find(token);
   return it != entries_.end() && !it->second.demoted;
+}
+
+std::vector<Completion> RunningBatches::Unanswered() const {
+  std::vector<Completion> out;
+  for (const auto& [token, e] : entries_) {
+    for (const Tracked& t : e.requests) out.push_back(t.done);
+  }
+  return out;
 }
 
 bool RunningBatches::AnyCancellable() const {

@@ -20,7 +20,11 @@
 // requests are still answered at their deadline (or by the thread, if it
 // finishes). A demoted entry leaves when its thread ends it (End: the thread
 // then exits), when every request of it has been answered (TakeDue's
-// `settled`) or at its limit (`hung`).
+// `settled`) or at its limit (`hung`). Its limit counts what it ran, not
+// the time it waited for a core: a lowered thread runs only on idle cycles,
+// and a slow forward starved by the neighbours is not a hung one. Given the
+// threads' CPU clocks (ThreadCpu), a demoted batch's run is its time before
+// the demotion plus the CPU time its thread got since.
 //
 // Pure bookkeeping with time passed in (no clock, no threads): the scheduler
 // guards it with its mutex.
@@ -45,6 +49,8 @@ class ScheduledModel;
 class RunningBatches {
  public:
   using Token = uint64_t;
+  // The CPU time an executor thread (OS id) has run; nullopt once it ended.
+  using ThreadCpu = std::function<std::optional<Duration>(int thread_id)>;
   // A request of a running batch that the watchdog may still have to answer.
   struct Tracked {
     TimePoint deadline = TimePoint::max();
@@ -73,6 +79,12 @@ class RunningBatches {
     // start + the model's ModelQueue::OverdueAfter(); max: never overdue.
     TimePoint overdue_at = TimePoint::max();
     bool demoted = false;  // its executor went to a replacement (TakeOverdue)
+    TimePoint demoted_at{};
+    std::optional<Duration> cpu_at_demotion = std::nullopt;  // its thread's CPU time then
+    // The model's max_execution_ms for this batch: `limit` - `start` until
+    // a demoted batch's limit moves on (TakeDue).
+    Duration run_limit() const { return moved_limit ? *moved_limit : limit - start; }
+    std::optional<Duration> moved_limit = std::nullopt;
     // The watchdog answered one of its requests (deadline passed, client
     // gone) before the batch did: only then can it be unwaited. A batch that
     // answered all its requests itself is finishing, whatever its clients do next.
@@ -99,8 +111,10 @@ class RunningBatches {
   // The batch ended: its entry, or nullopt when the watchdog gave it up.
   std::optional<Entry> End(Token token);
   // What is due at `now`: requests past their deadline or whose client went
-  // away (no longer tracked) and batches past their limit (removed).
-  Due TakeDue(TimePoint now);
+  // away (no longer tracked) and batches past their limit (removed). With
+  // `cpu`, a demoted batch past its limit that ran less than it (see the
+  // top) stays, its limit moved on by what it has left to run.
+  Due TakeDue(TimePoint now, const ThreadCpu& cpu = nullptr);
   // Removes and returns up to `at_most` unwaited batches (see the top),
   // the longest-running first.
   std::vector<Entry> TakeUnwaited(size_t at_most);
@@ -110,14 +124,18 @@ class RunningBatches {
   // up to `at_most` batches not demoted yet, still waited for, past their
   // overdue time at `now`, whose model is not the only one of `waiting`
   // (models with work queued), the longest-running first.
+  // `cpu` (may be null) reads the demoted threads' CPU time at `now`.
   std::vector<Entry> TakeOverdue(TimePoint now, size_t at_most,
-                                 const std::vector<const ScheduledModel*>& waiting);
+                                 const std::vector<const ScheduledModel*>& waiting,
+                                 const ThreadCpu& cpu = nullptr);
   // When the first batch that TakeOverdue could take becomes overdue, for
   // the models `waiting` (TimePoint::max(): none).
   TimePoint NextOverdue(const std::vector<const ScheduledModel*>& waiting) const;
   // Whether batch `token` still runs on its executor (neither given up nor
   // demoted): only then may queued requests join it.
   bool OnExecutor(Token token) const;
+  // The completions of the requests still tracked (race-safe copies).
+  std::vector<Completion> Unanswered() const;
   // Whether a running request could be cancelled by its client (the
   // watchdog then polls while other work waits).
   bool AnyCancellable() const;

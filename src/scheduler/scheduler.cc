@@ -224,6 +224,27 @@ bool Scheduler::Impl::WaitIdle(TimePoint deadline) {
   return true;
 }
 
+size_t Scheduler::Impl::AnswerUnfinished(const Status& status) {
+  std::vector<QueuedRequest> queued;
+  std::vector<Completion> running;
+  {
+    MutexLock lock(&mu_);
+    for (auto& m : models_) {
+      ModelQueue& q = m->queue();
+      q.AssertLockedBy(&mu_);
+      std::vector<QueuedRequest> taken = q.TakeAll();
+      Release(SumBytes(taken), taken.size());
+      m->AssertLockedBy(&mu_);
+      m->PublishDepth();
+      for (auto& r : taken) queued.push_back(std::move(r));
+    }
+    running = running_.Unanswered();
+  }
+  for (auto& r : queued) r.done(status);
+  for (auto& done : running) done(status);  // race-safe: a batch may answer first
+  return queued.size() + running.size();
+}
+
 size_t Scheduler::Impl::QueueDepth(const ScheduledModel& model) const {
   MutexLock lock(&mu_);
   const ModelQueue& queue = model.queue();
@@ -291,6 +312,7 @@ Status Scheduler::Enqueue(ScheduledModel& model, InferenceRequest&& request, Com
   return impl_->Enqueue(model, std::move(request), std::move(done));
 }
 void Scheduler::StopAccepting() { impl_->StopAccepting(); }
+size_t Scheduler::AnswerUnfinished(const Status& status) { return impl_->AnswerUnfinished(status); }
 bool Scheduler::WaitIdle(TimePoint deadline) { return impl_->WaitIdle(deadline); }
 size_t Scheduler::num_executors() const { return impl_->num_executors(); }
 size_t Scheduler::QueueDepth(const ScheduledModel& model) const { return impl_->QueueDepth(model); }

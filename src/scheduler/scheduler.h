@@ -32,6 +32,7 @@
 #include "backend/backend.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/thread_team.h"
 #include "metrics/registry.h"
 #include "scheduler/activation_memory.h"
 #include "scheduler/batch_calibration.h"
@@ -48,6 +49,11 @@ class Scheduler {
     std::vector<ExecutorSpec> executors;  // at least one
     backend::Backend* backend = nullptr;  // for InitExecutorThread; may be null in tests
     Clock* clock = Clock::Real();
+    // The CPU time an executor thread (OS id) has run, nullopt once it
+    // ended: a demoted forward's max_execution_ms counts what it ran, not
+    // the time it waited for a core at SCHED_IDLE (running_batches.h). Null:
+    // wall time, as for every other forward.
+    std::function<std::optional<Duration>(int thread_id)> thread_cpu_time = ThreadCpuTime;
     // Queue depth, batch sizes and rejections by reason; may be null.
     metrics::Registry* metrics = nullptr;
     // Measure each model's batch sizes at AddModel (on an executor) and form
@@ -125,6 +131,10 @@ class Scheduler {
   // Waits until every queued and running request has completed or `deadline`
   // passes. Returns true when all completed.
   bool WaitIdle(TimePoint deadline);
+  // For a drain whose grace is over: answers `status` to every request
+  // still queued or running (the batches run on; their results are
+  // dropped), so that clients hear before the ports close. Returns how many.
+  size_t AnswerUnfinished(const Status& status);
 
   size_t num_executors() const;
   // Requests queued (not yet running) for one model.

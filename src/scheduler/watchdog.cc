@@ -31,7 +31,7 @@ void Scheduler::Impl::WatchdogLoop() {
   MutexLock lock(&mu_);
   while (!stopping_) {
     const TimePoint now = options_.clock->Now();
-    RunningBatches::Due due = running_.TakeDue(now);
+    RunningBatches::Due due = running_.TakeDue(now, options_.thread_cpu_time);
     std::vector<RunningBatches::Entry> unwaited = TakeUnwaited();
     // Within what is left of the node's bound once those are given up.
     std::vector<RunningBatches::Entry> overdue = TakeOverdue(now, unwaited.size());
@@ -129,7 +129,7 @@ std::vector<QueuedRequest> Scheduler::Impl::GiveUp(const RunningBatches::Entry& 
       "model '{}': a batch ran {} ms on executor {}, past its limit of {} ms; "
       "the executor's thread is given up and replaced, the model quarantined",
       m.spec().name, MillisBetween(hung.start, now), hung.executor,
-      MillisBetween(hung.start, hung.limit));
+      MillisBetween(hung.start, hung.start + hung.run_limit()));
   cv_.SignalAll();
   return refused;
 }
@@ -141,7 +141,7 @@ void Scheduler::Impl::AnswerHung(const RunningBatches::Entry& hung, TimePoint no
                                  std::vector<QueuedRequest>* refused) {
   const std::string reason = "its forward ran " + std::to_string(MillisBetween(hung.start, now)) +
                              " ms, past max_execution_ms (" +
-                             std::to_string(MillisBetween(hung.start, hung.limit)) + " ms)";
+                             std::to_string(MillisBetween(hung.start, hung.start + hung.run_limit())) + " ms)";
   const std::string model = hung.model->spec().name;
   for (const auto& r : hung.requests) r.done(Internal("model '" + model + "': " + reason));
   for (auto& r : *refused) {

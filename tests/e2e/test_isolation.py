@@ -25,7 +25,9 @@ SMALL = {"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 4], "data
 
 def config_with(store, model, **keys):
     path = store / model / "config.yaml"
-    text = path.read_text()
+    lines = [l for l in path.read_text().splitlines(keepends=True)
+             if l.split(":")[0] not in keys]  # a key given again replaces the old line
+    text = "".join(lines)
     for key, value in keys.items():
         text += f"{key}: {value}\n"
     path.write_text(text)
@@ -99,7 +101,8 @@ def test_hung_forwards_answer_504_at_deadline_and_are_contained(server_factory, 
 
 
 def test_sigterm_exits_within_the_drain_timeout_while_forwards_spin(server_factory, spin_store):
-    config_with(spin_store, "spinner", request_timeout_ms=600000)
+    # No max_execution_ms within the test: the drain's end alone answers the spinners.
+    config_with(spin_store, "spinner", request_timeout_ms=600000, max_execution_ms=600000)
     server = server_factory(spin_store, "isolation-term", drain_timeout=2)
     spins = [None] * 2
     threads = [threading.Thread(target=fire, args=(server, "spinner", SPIN, 600000, spins, i))
@@ -121,6 +124,10 @@ def test_sigterm_exits_within_the_drain_timeout_while_forwards_spin(server_facto
     logs = server.logs()
     assert "drain: abandoning the batch of model 'spinner" in logs, logs
     assert "inferd: stopped, abandoning what still runs" in logs, logs
+    # Their clients were told before the ports closed, not left waiting.
+    for status, _, body in spins:
+        assert status == 503 and b"drain's grace period (2 s) ended" in body, (status, body)
+    assert "drain: 2 request(s) answered 503, unfinished" in logs, logs
 
 
 def set_key(store, model, key, value):

@@ -67,6 +67,7 @@ class Scheduler::Impl {
   Status Enqueue(ScheduledModel& model, InferenceRequest&& request, Completion&& done);
   void StopAccepting();
   bool WaitIdle(TimePoint deadline);
+  size_t AnswerUnfinished(const Status& status);
   size_t QueueDepth(const ScheduledModel& model) const;
   size_t HeldBytes() const;
   size_t num_executors() const { return options_.executors.size(); }

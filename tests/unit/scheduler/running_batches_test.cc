@@ -217,6 +217,55 @@ TEST(RunningBatchesTest, ADemotedBatchEndedByItsThreadSaysSo) {
   EXPECT_TRUE(ended->demoted);
 }
 
+// A demoted batch's limit counts what it ran: its time on the executor
+// before the demotion, then its thread's CPU time. Starved at SCHED_IDLE it
+// is not hung at its wall-clock limit; its limit moves on by what it has
+// left to run, and it is hung once it has run that. Not demoted, or without
+// CPU clocks, the wall clock decides as before.
+TEST(RunningBatchesTest, ADemotedBatchIsHungOnlyOnceItHasRunItsLimit) {
+  std::vector<int> answered;
+  RunningBatches running;
+  Duration cpu = std::chrono::milliseconds(500);  // the thread's clock, by hand
+  const RunningBatches::ThreadCpu clock = [&cpu](int) -> std::optional<Duration> { return cpu; };
+  auto e = Batch(0, 1000);
+  e.overdue_at = At(80);
+  e.requests = {Request(60'000, &answered, 1)};
+  running.Begin(std::move(e));
+  auto not_demoted = Batch(0, 1000);  // beside it: hung at its wall limit
+  not_demoted.requests = {Request(60'000, &answered, 2)};
+  running.Begin(std::move(not_demoted));
+  int tag = 0;
+  const std::vector<const ScheduledModel*> other = {reinterpret_cast<const ScheduledModel*>(&tag)};
+  ASSERT_EQ(running.TakeOverdue(At(100), 1, other, clock).size(), 1u);  // ran 100 ms so far
+  cpu += std::chrono::milliseconds(300);  // then 300 ms of CPU by 1000 ms: 400 of 1000
+  auto due = running.TakeDue(At(1000), clock);
+  ASSERT_EQ(due.hung.size(), 1u);
+  EXPECT_FALSE(due.hung[0].demoted);
+  EXPECT_EQ(running.NextWake(), At(1600)) << "600 ms left to run";
+  cpu += std::chrono::milliseconds(599);
+  EXPECT_TRUE(running.TakeDue(At(1600), clock).hung.empty()) << "1 ms left: moved on again";
+  EXPECT_EQ(running.NextWake(), At(1601));
+  cpu += std::chrono::milliseconds(1);
+  due = running.TakeDue(At(1601), clock);
+  ASSERT_EQ(due.hung.size(), 1u);
+  EXPECT_TRUE(due.hung[0].demoted);
+  EXPECT_EQ(due.hung[0].run_limit(), std::chrono::milliseconds(1000)) << "the model's limit";
+  EXPECT_TRUE(running.empty());
+}
+
+TEST(RunningBatchesTest, ADemotedBatchWithoutCpuClocksIsHungAtItsWallLimit) {
+  std::vector<int> answered;
+  RunningBatches running;
+  auto e = Batch(0, 1000);
+  e.overdue_at = At(80);
+  e.requests = {Request(60'000, &answered, 1)};
+  running.Begin(std::move(e));
+  int tag = 0;
+  ASSERT_EQ(running.TakeOverdue(At(100), 1, {reinterpret_cast<const ScheduledModel*>(&tag)}).size(),
+            1u);
+  EXPECT_EQ(running.TakeDue(At(1000)).hung.size(), 1u);
+}
+
 TEST(RunningBatchesTest, NothingRunningWakesNever) {
   RunningBatches running;
   EXPECT_EQ(running.NextWake(), TimePoint::max());
