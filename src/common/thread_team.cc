@@ -5,8 +5,8 @@
 
 #include <cerrno>
 #include <map>
-#include <set>
 #include <mutex>
+#include <set>
 #include <utility>
 
 namespace inferd {

@@ -13,18 +13,20 @@ namespace {
 // candidate is not to be quarantined for that).
 bool HeldTillItsThreadEnds(const RunningBatches::Entry& e) { return e.demoted && e.spare; }
 
-// A demoted batch at its limit that has run less than it: the limit moves
-// on by what is left. Its run: the time before the demotion (at normal
-// priority, on its executor) plus the CPU time its thread got since.
-void MoveOnIfStarved(RunningBatches::Entry& e, TimePoint now, const RunningBatches::ThreadCpu& cpu) {
-  if (!e.demoted || !cpu || !e.cpu_at_demotion) return;
+// Whether a batch past its limit at `now` has run it. A demoted one that
+// has run less (its time before the demotion, at normal priority on its
+// executor, plus the CPU time its thread got since) is not: its limit moves
+// on by what is left.
+bool RanItsLimit(RunningBatches::Entry& e, TimePoint now, const RunningBatches::ThreadCpu& cpu) {
+  if (!e.demoted || !cpu || !e.cpu_at_demotion) return true;
   const std::optional<Duration> used = cpu(e.thread_id);
-  if (!used) return;
+  if (!used) return true;
   const Duration ran = (e.demoted_at - e.start) + (*used - *e.cpu_at_demotion);
   const Duration limit = e.run_limit();
-  if (ran >= limit) return;
+  if (ran >= limit) return true;
   e.moved_limit = limit;
   e.limit = now + (limit - ran);
+  return false;
 }
 
 }  // namespace
@@ -70,8 +72,7 @@ RunningBatches::Due RunningBatches::TakeDue(TimePoint now, const ThreadCpu& cpu)
   Due due;
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& e = it->second;
-    if (e.limit <= now && !HeldTillItsThreadEnds(e)) MoveOnIfStarved(e, now, cpu);
-    if (e.limit <= now && !HeldTillItsThreadEnds(e)) {
+    if (e.limit <= now && !HeldTillItsThreadEnds(e) && RanItsLimit(e, now, cpu)) {
       due.hung.push_back(std::move(e));
       it = entries_.erase(it);
       continue;

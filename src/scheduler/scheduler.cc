@@ -82,11 +82,7 @@ void Scheduler::Impl::Stop() {
     stopping_ = true;
     slots_.AssertLockedBy(&mu_);
     threads = slots_.Stop();  // from here no executor is replaced
-    for (auto& m : models_) {
-      ModelQueue& q = m->queue();
-      q.AssertLockedBy(&mu_);
-      for (auto& r : q.TakeAll()) orphans.push_back(std::move(r));
-    }
+    orphans = TakeAllQueued();
     Release(SumBytes(orphans), 0);
   }
   cv_.SignalAll();
@@ -224,19 +220,26 @@ bool Scheduler::Impl::WaitIdle(TimePoint deadline) {
   return true;
 }
 
+std::vector<QueuedRequest> Scheduler::Impl::TakeAllQueued() {
+  std::vector<QueuedRequest> all;
+  for (auto& m : models_) {
+    ModelQueue& q = m->queue();
+    q.AssertLockedBy(&mu_);
+    for (auto& r : q.TakeAll()) all.push_back(std::move(r));
+  }
+  return all;
+}
+
 size_t Scheduler::Impl::AnswerUnfinished(const Status& status) {
   std::vector<QueuedRequest> queued;
   std::vector<Completion> running;
   {
     MutexLock lock(&mu_);
+    queued = TakeAllQueued();
+    Release(SumBytes(queued), queued.size());
     for (auto& m : models_) {
-      ModelQueue& q = m->queue();
-      q.AssertLockedBy(&mu_);
-      std::vector<QueuedRequest> taken = q.TakeAll();
-      Release(SumBytes(taken), taken.size());
       m->AssertLockedBy(&mu_);
       m->PublishDepth();
-      for (auto& r : taken) queued.push_back(std::move(r));
     }
     running = running_.Unanswered();
   }

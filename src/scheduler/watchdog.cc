@@ -139,9 +139,10 @@ std::vector<QueuedRequest> Scheduler::Impl::GiveUp(const RunningBatches::Entry& 
 // when the core has nothing else to run), and quarantines the model.
 void Scheduler::Impl::AnswerHung(const RunningBatches::Entry& hung, TimePoint now,
                                  std::vector<QueuedRequest>* refused) {
-  const std::string reason = "its forward ran " + std::to_string(MillisBetween(hung.start, now)) +
-                             " ms, past max_execution_ms (" +
-                             std::to_string(MillisBetween(hung.start, hung.start + hung.run_limit())) + " ms)";
+  const std::string reason =
+      "its forward ran " + std::to_string(MillisBetween(hung.start, now)) +
+      " ms, past max_execution_ms (" +
+      std::to_string(MillisBetween(hung.start, hung.start + hung.run_limit())) + " ms)";
   const std::string model = hung.model->spec().name;
   for (const auto& r : hung.requests) r.done(Internal("model '" + model + "': " + reason));
   for (auto& r : *refused) {

@@ -165,6 +165,9 @@ class Scheduler::Impl {
   // Counts a thread given up in `m`'s forward (both reasons).
   void CountStuck(ScheduledModel& m, const char* reason) REQUIRES(mu_);
   void Release(size_t bytes, size_t requests) REQUIRES(mu_);
+  // Every model's queued requests, taken out of their queues (Stop, and a
+  // drain's end).
+  std::vector<QueuedRequest> TakeAllQueued() REQUIRES(mu_);
   // The executors idle now that a batch of `m` about to run on `id` may
   // park (lone_request_width.h); parks them and counts them out of idle_.
   std::vector<int> LendTo(int id, ScheduledModel& m, size_t batch_requests) REQUIRES(mu_);
